@@ -18,6 +18,7 @@ def write_text_atomically(path: str | os.PathLike[str], text: str | bytes) -> No
     try:
         with os.fdopen(fd, mode) as handle:
             handle.write(text)
+        os.chmod(tmp, 0o644)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

@@ -13,10 +13,10 @@ from typing import Any
 import tensorflow as tf
 
 from tracetool.model_loader import load_build_function
+from tracetool.task_spec import OPTIMIZERS
 
 v1 = tf.compat.v1
 
-OPTIMIZERS = ("sgd", "momentum", "adam")
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,118 @@
+"""The ``tracetool`` command: argument parsing only; each subcommand calls one library function."""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+from pathlib import Path
+
+from tracetool.errors import ToolError
+
+
+def parse_model_kwargs(items: list[str]) -> dict[str, int]:
+    kwargs = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not value.lstrip("-").isdigit():
+            raise ToolError(f"--model-arg expects NAME=INTEGER (e.g. width=16), got '{item}'")
+        kwargs[key.replace("-", "_")] = int(value)
+    return kwargs
+
+
+def cmd_profile(args: argparse.Namespace) -> int:
+    from tracetool.profile import ProfileRequest, run_profile
+
+    request = ProfileRequest(
+        model=args.model,
+        batch_size=args.batch_size,
+        traced_steps=args.steps,
+        out_dir=Path(args.out),
+        optimizer=args.optimizer,
+        warmup_steps=args.warmup,
+        untraced_steps=args.untraced_steps,
+        intra_op_threads=args.intra_op_threads,
+        inter_op_threads=args.inter_op_threads,
+        model_kwargs=parse_model_kwargs(args.model_arg),
+        command_line=shlex.join(["tracetool", *sys.argv[1:]]),
+    )
+    out = run_profile(request, show_progress=not args.quiet)
+    print(f"profile written to {out}")
+    return 0
+
+
+def cmd_graph(args: argparse.Namespace) -> int:
+    from tracetool.graph_builder import build_stepgraph_from_path
+    from tracetool.stepgraph import save_stepgraph
+
+    graph = build_stepgraph_from_path(Path(args.input))
+    save_stepgraph(graph, Path(args.out))
+    downloads = graph.bytes_of_kind("download")
+    uploads = graph.bytes_of_kind("upload")
+    print(f"step graph written to {args.out}: {len(graph.nodes)} nodes, {len(graph.edges)} edges, "
+          f"{downloads} bytes down, {uploads} bytes up per step")
+    return 0
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    from tracetool.stepgraph import load_stepgraph
+    from tracetool.summary import format_summary, summarize
+
+    print(format_summary(summarize(load_stepgraph(Path(args.graph)), top=args.top)))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="tracetool",
+        description="Profile a TensorFlow model on one worker and one PS, and turn its traces into a step graph.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("profile", help="run a model on a real 1-PS/1-worker cluster and trace steps",
+                       description="Start a PS and a worker process (in a private network namespace when root), "
+                                   "warm up, time untraced steps, then trace steps with FULL_TRACE.")
+    p.add_argument("--model", required=True, help="zoo name (alexnet, vgg, inception, resnet, mlp) or a .py file "
+                   "with build(batch_size) -> loss")
+    p.add_argument("--batch-size", type=int, default=32)
+    p.add_argument("--steps", type=int, default=5, help="traced steps (default 5)")
+    p.add_argument("--warmup", type=int, default=5, help="untimed warm-up steps (default 5)")
+    p.add_argument("--untraced-steps", type=int, default=20, help="timed steps without tracing (default 20)")
+    p.add_argument("--optimizer", default="sgd", help="sgd (default), momentum or adam")
+    p.add_argument("--intra-op-threads", type=int, default=1)
+    p.add_argument("--inter-op-threads", type=int, default=1)
+    p.add_argument("--model-arg", action="append", default=[], metavar="NAME=INT",
+                   help="keyword passed to the model's build(), e.g. width=16 or image_size=64")
+    p.add_argument("--out", required=True, help="profile folder to write")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=cmd_profile)
+
+    g = sub.add_parser("graph", help="build a step graph from a profile folder, a RunMetadata or a Chrome timeline",
+                       description="Turn traces into a dependency graph of downloads, compute ops, uploads and PS "
+                                   "ops, saved as step-graph JSON (docs/stepgraph-schema.md).")
+    g.add_argument("input", help="profile folder, RunMetadata (.pb/.pbtxt) or TF Chrome timeline (.json/.json.gz)")
+    g.add_argument("--out", required=True, help="step-graph JSON to write")
+    g.set_defaults(func=cmd_graph)
+
+    s = sub.add_parser("show", help="summarize a step graph")
+    s.add_argument("graph")
+    s.add_argument("--top", type=int, default=10, help="how many of the longest ops to list")
+    s.set_defaults(func=cmd_show)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except ToolError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("error: interrupted; all processes and namespaces were cleaned up", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
