@@ -98,6 +98,10 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("graph")
     s.add_argument("--top", type=int, default=10, help="how many of the longest ops to list")
     s.set_defaults(func=cmd_show)
+
+    from tracetool.cli_measure import add_measure_commands
+
+    add_measure_commands(sub)
     return parser
 
 
