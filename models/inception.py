@@ -7,7 +7,7 @@ import tensorflow as tf
 from models import layers
 
 IMAGE_SIZE = 32
-WIDTH = 8
+WIDTH = 16
 MODULES = 3
 CLASSES = 10
 
@@ -22,12 +22,13 @@ def inception_module(x: tf.Tensor, name: str, width: int) -> tf.Tensor:
         return tf.concat([b1, b2, b3, b4], axis=3)
 
 
-def build(batch_size: int) -> tf.Tensor:
-    images, labels = layers.synthetic_images(batch_size, IMAGE_SIZE, classes=CLASSES)
-    x = layers.conv2d(images, "stem", WIDTH * 2, kernel=3)
+def build(batch_size: int, width: int = WIDTH, image_size: int = IMAGE_SIZE) -> tf.Tensor:
+    """Loss of one synthetic batch; ``width`` scales every layer's channels, ``image_size`` the input."""
+    images, labels = layers.synthetic_images(batch_size, image_size, classes=CLASSES)
+    x = layers.conv2d(images, "stem", width * 2, kernel=3)
     x = layers.max_pool(x)
     for i in range(MODULES):
-        x = inception_module(x, f"mixed{i + 1}", WIDTH * (i + 1))
+        x = inception_module(x, f"mixed{i + 1}", width * (i + 1))
         if i % 2 == 1:
             x = layers.max_pool(x)
     x = tf.reduce_mean(x, axis=[1, 2])

@@ -22,13 +22,14 @@ def residual_block(x: tf.Tensor, name: str, filters: int, stride: int) -> tf.Ten
         return tf.nn.relu(y + shortcut)
 
 
-def build(batch_size: int) -> tf.Tensor:
-    images, labels = layers.synthetic_images(batch_size, IMAGE_SIZE, classes=CLASSES)
-    x = layers.conv2d(images, "stem", WIDTH, kernel=3)
+def build(batch_size: int, width: int = WIDTH, image_size: int = IMAGE_SIZE) -> tf.Tensor:
+    """Loss of one synthetic batch; ``width`` scales every layer's channels, ``image_size`` the input."""
+    images, labels = layers.synthetic_images(batch_size, image_size, classes=CLASSES)
+    x = layers.conv2d(images, "stem", width, kernel=3)
     for stage, blocks in enumerate(BLOCKS_PER_STAGE):
         for b in range(blocks):
             stride = 2 if (stage > 0 and b == 0) else 1
-            x = residual_block(x, f"stage{stage + 1}_block{b + 1}", WIDTH * 2**stage, stride)
+            x = residual_block(x, f"stage{stage + 1}_block{b + 1}", width * 2**stage, stride)
     x = tf.reduce_mean(x, axis=[1, 2])
     logits = layers.dense(x, "logits", CLASSES, relu=False)
     return layers.softmax_loss(logits, labels)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import shlex
 import sys
 from pathlib import Path
@@ -106,6 +107,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    # TensorFlow's C++ start-up chatter would bury the one line a user needs to read.
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     parser = build_parser()
     args = parser.parse_args(argv)
     try:

@@ -22,6 +22,7 @@ v1 = tf.compat.v1
 # Rendezvous inputs are named like "fc1/MatMul/ReadVariableOp_S1"; TF's timeline matches inputs
 # to producers by name, so without stripping the suffix it draws no dataflow arrows.
 _RENDEZVOUS_SUFFIX = re.compile(r"_S\d+(?=[,)\s:]|$)")
+_BYTES_FIELD = re.compile(r"^\[[^\]]*\]")
 
 
 def session_config(spec: TaskSpec, task_index: int) -> v1.ConfigProto:
@@ -41,7 +42,16 @@ def chrome_timeline(step_stats: object) -> str:
     stats.CopyFrom(step_stats)
     for dev in stats.dev_stats:
         for node in dev.node_stats:
-            node.timeline_label = _RENDEZVOUS_SUFFIX.sub("", node.timeline_label)
+            if node.node_name == "RecvTensor":
+                # TF's timeline keeps only the node name of a transfer; put the label (with the exact
+                # byte count) there so the Chrome file alone still says what moved and how much.
+                if node.output:
+                    exact = node.output[0].tensor_description.allocation_description.requested_bytes
+                    node.timeline_label = _BYTES_FIELD.sub(f"[{exact}B]", node.timeline_label, count=1)
+                node.node_name = node.timeline_label
+                node.timeline_label = f"{node.node_name} = RecvTensor()"
+            else:
+                node.timeline_label = _RENDEZVOUS_SUFFIX.sub("", node.timeline_label)
     return timeline.Timeline(stats).generate_chrome_trace_format(show_dataflow=True)
 
 
