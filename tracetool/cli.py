@@ -52,6 +52,8 @@ def cmd_graph(args: argparse.Namespace) -> int:
     uploads = graph.bytes_of_kind("upload")
     print(f"step graph written to {args.out}: {len(graph.nodes)} nodes, {len(graph.edges)} edges, "
           f"{downloads} bytes down, {uploads} bytes up per step")
+    if not graph.source.get("has_ps_transfers"):
+        print("note: the trace has no parameter-server transfers (single-device trace); the graph holds compute only")
     return 0
 
 
