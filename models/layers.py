@@ -51,7 +51,9 @@ def flatten(x: tf.Tensor) -> tf.Tensor:
     return tf.reshape(x, [-1, dims])
 
 
-def synthetic_images(batch_size: int, image_size: int, channels: int = 3, classes: int = 10) -> tuple[tf.Tensor, tf.Tensor]:
+def synthetic_images(
+    batch_size: int, image_size: int, channels: int = 3, classes: int = 10
+) -> tuple[tf.Tensor, tf.Tensor]:
     """Random images and labels made on the worker, so no input pipeline or data set is needed."""
     images = tf.random.uniform([batch_size, image_size, image_size, channels], name="images")
     labels = tf.random.uniform([batch_size], maxval=classes, dtype=tf.int32, name="labels")

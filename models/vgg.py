@@ -7,7 +7,7 @@ import tensorflow as tf
 from models import layers
 
 IMAGE_SIZE = 32
-WIDTH = 16
+WIDTH = 24
 STAGES = (2, 2, 2)  # convolutions per stage
 CLASSES = 10
 

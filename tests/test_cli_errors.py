@@ -12,8 +12,13 @@ from tests.conftest import REPO_ROOT, committed_profiles
 
 
 def run_tracetool(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "tracetool.cli", *args], capture_output=True, text=True,
-                          cwd=cwd or REPO_ROOT, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "tracetool.cli", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd or REPO_ROOT,
+        timeout=120,
+    )
 
 
 def assert_one_line_error(result: subprocess.CompletedProcess[str], *words: str) -> None:

@@ -34,13 +34,21 @@ def test_profile_writes_traces_meta_and_a_valid_graph(tmp_path: Path):
     """A real 1-PS/1-worker profile writes K RunMetadata + timelines and meta.json; its graph holds the parameters."""
     out = tmp_path / "prof"
     result = subprocess.run(
-        tracetool_argv("profile", *SMALL_MLP, "--steps", "2", "--warmup", "2", "--untraced-steps", "5",
-                       "--out", str(out)),
-        capture_output=True, text=True, timeout=240, cwd=REPO_ROOT,
+        tracetool_argv(
+            "profile", *SMALL_MLP, "--steps", "2", "--warmup", "2", "--untraced-steps", "5", "--out", str(out)
+        ),
+        capture_output=True,
+        text=True,
+        timeout=240,
+        cwd=REPO_ROOT,
     )
     assert result.returncode == 0, result.stderr
     assert sorted(p.name for p in out.glob("step-*")) == [
-        "step-000.runmeta.pb", "step-000.timeline.json", "step-001.runmeta.pb", "step-001.timeline.json"]
+        "step-000.runmeta.pb",
+        "step-000.timeline.json",
+        "step-001.runmeta.pb",
+        "step-001.timeline.json",
+    ]
     meta = json.loads((out / "meta.json").read_text())
     # hidden layers 784->64->64->32, logits 32->10, each with a bias
     assert meta["parameter_count"] == (784 * 64 + 64) + (64 * 64 + 64) + (64 * 32 + 32) + (32 * 10 + 10)
@@ -66,9 +74,25 @@ def test_profile_of_a_user_model_file(tmp_path: Path):
     )
     out = tmp_path / "prof"
     result = subprocess.run(
-        tracetool_argv("profile", "--model", str(model), "--optimizer", "momentum", "--steps", "1", "--warmup", "1",
-                       "--untraced-steps", "2", "--out", str(out)),
-        capture_output=True, text=True, timeout=240, cwd=REPO_ROOT,
+        tracetool_argv(
+            "profile",
+            "--model",
+            str(model),
+            "--optimizer",
+            "momentum",
+            "--steps",
+            "1",
+            "--warmup",
+            "1",
+            "--untraced-steps",
+            "2",
+            "--out",
+            str(out),
+        ),
+        capture_output=True,
+        text=True,
+        timeout=240,
+        cwd=REPO_ROOT,
     )
     assert result.returncode == 0, result.stderr
     meta = json.loads((out / "meta.json").read_text())
@@ -82,7 +106,10 @@ def test_ctrl_c_cleans_up_processes_and_namespace(tmp_path: Path):
     out = tmp_path / "prof"
     proc = subprocess.Popen(
         tracetool_argv("profile", *SMALL_MLP, "--untraced-steps", "100000", "--out", str(out), "--quiet"),
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO_ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=REPO_ROOT,
     )
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and not any(len(netns.namespace_pids(n)) >= 2 for n in our_namespaces(proc.pid)):
@@ -104,7 +131,10 @@ def test_a_crashed_ps_is_reported_in_one_line(tmp_path: Path):
     """Killing the PS mid-profile gives a one-line error naming the PS, and cleans up."""
     proc = subprocess.Popen(
         tracetool_argv("profile", *SMALL_MLP, "--untraced-steps", "100000", "--out", str(tmp_path / "p"), "--quiet"),
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO_ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=REPO_ROOT,
     )
     ps_pid = None
     deadline = time.monotonic() + 60

@@ -27,8 +27,10 @@ def test_op_label_without_inputs():
 
 def test_transfer_label_gives_bytes_edge_and_devices():
     """A RecvTensor label gives bytes, rendezvous edge and canonical devices."""
-    label = ("[73728B] [100.77Mb/s] edge_18_Conv2D_1/ReadVariableOp from /job:ps/replica:0/task:0/device:CPU:0 "
-             "to /job:worker/replica:0/task:0/device:CPU:0")
+    label = (
+        "[73728B] [100.77Mb/s] edge_18_Conv2D_1/ReadVariableOp from /job:ps/replica:0/task:0/device:CPU:0 "
+        "to /job:worker/replica:0/task:0/device:CPU:0"
+    )
     info = parse_transfer_label(label)
     assert info is not None
     assert info.bytes == 73728
@@ -39,14 +41,18 @@ def test_transfer_label_gives_bytes_edge_and_devices():
 
 def test_transfer_label_with_rounded_size():
     """TF rounds large sizes to MB; the parser turns them back into bytes (1 MB = 1024^2 B)."""
-    info = parse_transfer_label("[2.0MB] [14.0Gb/s] edge_22_fc3/MatMul/ReadVariableOp from /job:ps/task:0/cpu:0 "
-                                "to /job:worker/task:0/cpu:0")
+    info = parse_transfer_label(
+        "[2.0MB] [14.0Gb/s] edge_22_fc3/MatMul/ReadVariableOp from /job:ps/task:0/cpu:0 to /job:worker/task:0/cpu:0"
+    )
     assert info is not None and info.bytes == 2 * 1024 * 1024
 
 
 def test_old_and_new_device_names_normalize_alike():
     """TF 1.x names, GPU stream names and TF 2 names map to one canonical device plus a lane hint."""
-    assert normalize_device("/job:localhost/replica:0/task:0/cpu:0") == ("/job:localhost/replica:0/task:0/device:CPU:0", "")
+    assert normalize_device("/job:localhost/replica:0/task:0/cpu:0") == (
+        "/job:localhost/replica:0/task:0/device:CPU:0",
+        "",
+    )
     assert normalize_device("/gpu:0/stream:12") == ("/job:localhost/replica:0/task:0/device:GPU:0", "stream:12")
     assert normalize_device("/job:ps/replica:0/task:0/device:CPU:0") == ("/job:ps/replica:0/task:0/device:CPU:0", "")
 

@@ -50,8 +50,10 @@ def cmd_graph(args: argparse.Namespace) -> int:
     save_stepgraph(graph, Path(args.out))
     downloads = graph.bytes_of_kind("download")
     uploads = graph.bytes_of_kind("upload")
-    print(f"step graph written to {args.out}: {len(graph.nodes)} nodes, {len(graph.edges)} edges, "
-          f"{downloads} bytes down, {uploads} bytes up per step")
+    print(
+        f"step graph written to {args.out}: {len(graph.nodes)} nodes, {len(graph.edges)} edges, "
+        f"{downloads} bytes down, {uploads} bytes up per step"
+    )
     if not graph.source.get("has_ps_transfers"):
         print("note: the trace has no parameter-server transfers (single-device trace); the graph holds compute only")
     return 0
@@ -72,11 +74,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", required=True)
 
-    p = sub.add_parser("profile", help="run a model on a real 1-PS/1-worker cluster and trace steps",
-                       description="Start a PS and a worker process (in a private network namespace when root), "
-                                   "warm up, time untraced steps, then trace steps with FULL_TRACE.")
-    p.add_argument("--model", required=True, help="zoo name (alexnet, vgg, inception, resnet, mlp) or a .py file "
-                   "with build(batch_size) -> loss")
+    p = sub.add_parser(
+        "profile",
+        help="run a model on a real 1-PS/1-worker cluster and trace steps",
+        description="Start a PS and a worker process (in a private network namespace when root), "
+        "warm up, time untraced steps, then trace steps with FULL_TRACE.",
+    )
+    p.add_argument(
+        "--model",
+        required=True,
+        help="zoo name (alexnet, vgg, inception, resnet, mlp) or a .py file with build(batch_size) -> loss",
+    )
     p.add_argument("--batch-size", type=int, default=32)
     p.add_argument("--steps", type=int, default=5, help="traced steps (default 5)")
     p.add_argument("--warmup", type=int, default=5, help="untimed warm-up steps (default 5)")
@@ -84,15 +92,23 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--optimizer", default="sgd", help="sgd (default), momentum or adam")
     p.add_argument("--intra-op-threads", type=int, default=1)
     p.add_argument("--inter-op-threads", type=int, default=1)
-    p.add_argument("--model-arg", action="append", default=[], metavar="NAME=INT",
-                   help="keyword passed to the model's build(), e.g. width=16 or image_size=64")
+    p.add_argument(
+        "--model-arg",
+        action="append",
+        default=[],
+        metavar="NAME=INT",
+        help="keyword passed to the model's build(), e.g. width=16 or image_size=64",
+    )
     p.add_argument("--out", required=True, help="profile folder to write")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_profile)
 
-    g = sub.add_parser("graph", help="build a step graph from a profile folder, a RunMetadata or a Chrome timeline",
-                       description="Turn traces into a dependency graph of downloads, compute ops, uploads and PS "
-                                   "ops, saved as step-graph JSON (docs/stepgraph-schema.md).")
+    g = sub.add_parser(
+        "graph",
+        help="build a step graph from a profile folder, a RunMetadata or a Chrome timeline",
+        description="Turn traces into a dependency graph of downloads, compute ops, uploads and PS "
+        "ops, saved as step-graph JSON (docs/stepgraph-schema.md).",
+    )
     g.add_argument("input", help="profile folder, RunMetadata (.pb/.pbtxt) or TF Chrome timeline (.json/.json.gz)")
     g.add_argument("--out", required=True, help="step-graph JSON to write")
     g.set_defaults(func=cmd_graph)

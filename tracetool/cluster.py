@@ -14,9 +14,9 @@ import queue
 import socket
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from threading import Thread
-from typing import Iterator
 
 from tracetool import netns
 from tracetool.errors import ToolError
@@ -39,7 +39,7 @@ def free_loopback_ports(count: int) -> list[int]:
             s.close()
 
 
-def _pump_events(task: TaskProcess, events: "queue.Queue[tuple[str, dict]]") -> None:
+def _pump_events(task: TaskProcess, events: queue.Queue[tuple[str, dict]]) -> None:
     assert task.popen.stdout is not None
     for line in task.popen.stdout:
         line = line.strip()
@@ -74,7 +74,7 @@ class LocalCluster:
             "worker": [f"localhost:{p}" for p in ports[1:]],
         }
 
-    def __enter__(self) -> "LocalCluster":
+    def __enter__(self) -> LocalCluster:
         if self.isolate:
             netns.clean_stale_namespaces()
             netns.create_namespace(self.namespace)
@@ -90,7 +90,9 @@ class LocalCluster:
             self._tmp.cleanup()
 
     def _argv(self, spec_path: Path, job: str, index: int) -> list[str]:
-        argv = python_module_argv("tracetool.tf_task", "--spec", str(spec_path), "--job", job, "--task-index", str(index))
+        argv = python_module_argv(
+            "tracetool.tf_task", "--spec", str(spec_path), "--job", job, "--task-index", str(index)
+        )
         return netns.command_in_namespace(self.namespace, argv) if self.isolate else argv
 
     def start(self, spec: TaskSpec) -> None:
@@ -115,7 +117,9 @@ class LocalCluster:
             except queue.Empty:
                 self.group.check_alive()
                 if time.monotonic() - last_heard > timeout_s:
-                    raise ToolError(f"no progress from the workers for {timeout_s:.0f} s; is the PS reachable?") from None
+                    raise ToolError(
+                        f"no progress from the workers for {timeout_s:.0f} s; is the PS reachable?"
+                    ) from None
                 continue
             last_heard = time.monotonic()
             if event.get("event") == "eof":

@@ -74,8 +74,19 @@ def _merge_duplicates(records: tuple[OpRecord, ...]) -> list[OpRecord]:
         streams = [r for r in group if r.lane.startswith("stream:") and r.lane != "stream:all"]
         best = max(streams or group, key=lambda r: r.duration_us)
         labelled = max(group, key=lambda r: len(r.inputs) + len(r.control_inputs))
-        merged.append(OpRecord(best.device, best.name, labelled.op, min(r.start_us for r in group),
-                               best.duration_us, best.lane, labelled.inputs, labelled.control_inputs, best.transfer))
+        merged.append(
+            OpRecord(
+                best.device,
+                best.name,
+                labelled.op,
+                min(r.start_us for r in group),
+                best.duration_us,
+                best.lane,
+                labelled.inputs,
+                labelled.control_inputs,
+                best.transfer,
+            )
+        )
     return merged
 
 
@@ -117,7 +128,9 @@ class _StepGraphAssembler:
                 continue
             transfer = record.transfer
             assert transfer is not None
-            producer = producers.get(transfer.rendezvous, (transfer.src_device, producer_of_rendezvous(transfer.rendezvous)))
+            producer = producers.get(
+                transfer.rendezvous, (transfer.src_device, producer_of_rendezvous(transfer.rendezvous))
+            )
             transfer_by_input[(transfer.dst_device, producer[1])] = key
             src_key = ops_by_device_name.get(producer)
             if src_key is not None:
@@ -148,8 +161,9 @@ class _StepGraphAssembler:
         self._record_gaps(by_key, step_start_us)
 
     @staticmethod
-    def _resolve_input(device: str, name: str, ops: dict[tuple[str, str], NodeKey],
-                       transfers: dict[tuple[str, str], NodeKey]) -> NodeKey | None:
+    def _resolve_input(
+        device: str, name: str, ops: dict[tuple[str, str], NodeKey], transfers: dict[tuple[str, str], NodeKey]
+    ) -> NodeKey | None:
         for candidate in (name, strip_rendezvous_suffix(name)):
             if (device, candidate) in transfers:
                 return transfers[(device, candidate)]
@@ -160,7 +174,7 @@ class _StepGraphAssembler:
     def _record_gaps(self, by_key: dict[NodeKey, OpRecord], step_start_us: float) -> None:
         """Dispatch wait of each op in this step: start minus max(inputs ready, lane free)."""
         preds: dict[NodeKey, list[NodeKey]] = defaultdict(list)
-        for (src, dst) in self.edges:
+        for src, dst in self.edges:
             preds[dst].append(src)
         lane_free: dict[tuple[str, str], float] = {}
         ordered = sorted((r.start_us, k) for k, r in by_key.items() if k[0] in (COMPUTE, PS_COMPUTE))
@@ -184,13 +198,21 @@ class _StepGraphAssembler:
                 lane = facts.device
             else:
                 lane = f"{facts.device}#{facts.lanes.most_common(1)[0][0]}"
-            nodes.append(StepNode(
-                id=index[key], kind=facts.kind, name=facts.name, device=facts.device, lane=lane,
-                duration=DurationStats.of(facts.durations_us),
-                start_offset_us=statistics.fmean(facts.offsets_us),
-                gap_us=statistics.fmean(facts.gaps_us) if facts.gaps_us else 0.0,
-                op=facts.op, bytes=facts.bytes, tensor=facts.tensor,
-            ))
+            nodes.append(
+                StepNode(
+                    id=index[key],
+                    kind=facts.kind,
+                    name=facts.name,
+                    device=facts.device,
+                    lane=lane,
+                    duration=DurationStats.of(facts.durations_us),
+                    start_offset_us=statistics.fmean(facts.offsets_us),
+                    gap_us=statistics.fmean(facts.gaps_us) if facts.gaps_us else 0.0,
+                    op=facts.op,
+                    bytes=facts.bytes,
+                    tensor=facts.tensor,
+                )
+            )
         end_id = len(nodes)
         nodes.append(StepNode(end_id, STEP_END, "step_end", "", "", DurationStats.of([0.0])))
         graph = nx.DiGraph()
@@ -220,8 +242,12 @@ def _break_cycles(graph: nx.DiGraph) -> None:
 def _calibrate_link(nodes: list[StepNode]) -> dict[str, float]:
     """Effective bandwidth per direction (bytes over busy time) and per-transfer overhead."""
     calibration: dict[str, float] = {}
-    small = [s for n in nodes if n.kind in (DOWNLOAD, UPLOAD) and n.bytes <= SMALL_TRANSFER_BYTES
-             for s in n.duration.samples_us]
+    small = [
+        s
+        for n in nodes
+        if n.kind in (DOWNLOAD, UPLOAD) and n.bytes <= SMALL_TRANSFER_BYTES
+        for s in n.duration.samples_us
+    ]
     # small transfers queued behind large ones measure the queue, not the overhead: take a low quantile
     calibration["per_transfer_overhead_s"] = _quantile(small, 0.25) / 1e6 if small else 0.0
     fitted = 0
@@ -282,9 +308,22 @@ def build_stepgraph(traces: list[StepTrace], meta: dict[str, Any] | None = None,
     if len(nodes) <= 2:
         raise ToolError(f"{source_path}: the trace holds no ops")
     meta = meta or {}
-    model = {k: meta[k] for k in ("model", "batch_size", "optimizer", "parameter_bytes", "parameter_count",
-                                  "untraced_step_time_s", "untraced_steps_per_second", "traced_step_time_s",
-                                  "intra_op_threads", "inter_op_threads") if k in meta}
+    model = {
+        k: meta[k]
+        for k in (
+            "model",
+            "batch_size",
+            "optimizer",
+            "parameter_bytes",
+            "parameter_count",
+            "untraced_step_time_s",
+            "untraced_steps_per_second",
+            "traced_step_time_s",
+            "intra_op_threads",
+            "inter_op_threads",
+        )
+        if k in meta
+    }
     if "model" in model:
         model["name"] = model.pop("model")
     extras = _extra_tensors(nodes, edges)
@@ -316,8 +355,10 @@ def _read_trace_file(path: Path) -> StepTrace:
         from tracetool.read_chrome import read_chrome_timeline
 
         return read_chrome_timeline(path)
-    raise ToolError(f"{path}: unsupported file type; give a profile folder, a RunMetadata (.pb/.pbtxt) "
-                    "or a TensorFlow Chrome timeline (.json/.json.gz)")
+    raise ToolError(
+        f"{path}: unsupported file type; give a profile folder, a RunMetadata (.pb/.pbtxt) "
+        "or a TensorFlow Chrome timeline (.json/.json.gz)"
+    )
 
 
 def build_stepgraph_from_path(path: Path) -> StepGraph:

@@ -9,9 +9,9 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import inspect
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
-from typing import Callable
 
 from models import ZOO_MODELS
 from tracetool.errors import ToolError
@@ -26,7 +26,9 @@ def check_model_name(model: str) -> None:
     if is_model_file(model):
         path = Path(model)
         if not path.is_file():
-            raise ToolError(f"model file {model} does not exist; give a zoo name ({', '.join(ZOO_MODELS)}) or a .py file")
+            raise ToolError(
+                f"model file {model} does not exist; give a zoo name ({', '.join(ZOO_MODELS)}) or a .py file"
+            )
         source = path.read_text(errors="replace")
         if "def build" not in source:
             raise ToolError(f"model file {model} defines no build(batch_size) function returning the loss")

@@ -54,7 +54,7 @@ class TaskGroup:
         self.tasks: list[TaskProcess] = []
         self._old_sigterm: object = None
 
-    def __enter__(self) -> "TaskGroup":
+    def __enter__(self) -> TaskGroup:
         self._old_sigterm = signal.signal(signal.SIGTERM, _raise_interrupt)
         return self
 
@@ -62,7 +62,9 @@ class TaskGroup:
         self.stop_all()
         signal.signal(signal.SIGTERM, self._old_sigterm)  # type: ignore[arg-type]
 
-    def start(self, name: str, argv: list[str], log_path: Path | None = None, env: dict[str, str] | None = None) -> TaskProcess:
+    def start(
+        self, name: str, argv: list[str], log_path: Path | None = None, env: dict[str, str] | None = None
+    ) -> TaskProcess:
         full_env = dict(os.environ)
         full_env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
         full_env["PYTHONUNBUFFERED"] = "1"

@@ -93,8 +93,13 @@ def run_profile(request: ProfileRequest, show_progress: bool = True, timeout_s: 
             spec = TaskSpec(**{**spec.__dict__, "cluster": cluster.cluster_addresses()})
             cluster.start(spec)
             total = request.warmup_steps + request.untraced_steps + request.traced_steps
-            bar = tqdm(total=total, desc=f"profile {Path(request.model).stem}", unit="step",
-                       disable=not show_progress, file=sys.stderr)
+            bar = tqdm(
+                total=total,
+                desc=f"profile {Path(request.model).stem}",
+                unit="step",
+                disable=not show_progress,
+                file=sys.stderr,
+            )
             with bar:
                 for _, event in cluster.worker_events(timeout_s):
                     kind = event["event"]
@@ -125,7 +130,9 @@ def run_profile(request: ProfileRequest, show_progress: bool = True, timeout_s: 
             "warmup_steps": request.warmup_steps,
             "untraced_step_time_s": _stats(untraced),
             "untraced_steps_per_second": 1.0 / statistics.fmean(untraced),
-            "untraced_steps_per_second_std": statistics.pstdev([1.0 / s for s in untraced]) if len(untraced) > 1 else 0.0,
+            "untraced_steps_per_second_std": statistics.pstdev([1.0 / s for s in untraced])
+            if len(untraced) > 1
+            else 0.0,
             "traced_step_time_s": _stats(facts["traced_step_times_s"]),
             "traced_steps": request.traced_steps,
             "profile_wall_time_s": time.monotonic() - started,

@@ -38,7 +38,9 @@ def _load_message(path: Path) -> object:
         try:
             metadata.ParseFromString(data)
         except message.DecodeError:
-            raise ToolError(f"{path} is not a RunMetadata protobuf (it does not decode); is the file damaged?") from None
+            raise ToolError(
+                f"{path} is not a RunMetadata protobuf (it does not decode); is the file damaged?"
+            ) from None
     if not metadata.step_stats.dev_stats:
         raise ToolError(f"{path} holds no step stats; trace with RunOptions(trace_level=FULL_TRACE)")
     return metadata
@@ -63,8 +65,9 @@ def read_runmetadata(path: Path) -> StepTrace:
                     exact = node.output[0].tensor_description.allocation_description.requested_bytes
                     if exact > 0:
                         transfer = TransferInfo(exact, transfer.rendezvous, transfer.src_device, transfer.dst_device)
-                records.append(OpRecord(device, transfer.rendezvous, "RecvTensor", start_us, duration_us, lane,
-                                        transfer=transfer))
+                records.append(
+                    OpRecord(device, transfer.rendezvous, "RecvTensor", start_us, duration_us, lane, transfer=transfer)
+                )
                 continue
             parsed = parse_op_label(node.timeline_label)
             if parsed is None:

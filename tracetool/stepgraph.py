@@ -12,9 +12,10 @@ from __future__ import annotations
 import json
 import math
 import os
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 import networkx as nx
 
@@ -43,7 +44,7 @@ class DurationStats:
     samples_us: tuple[float, ...]
 
     @staticmethod
-    def of(samples_us: Iterable[float]) -> "DurationStats":
+    def of(samples_us: Iterable[float]) -> DurationStats:
         values = tuple(float(s) for s in samples_us)
         if not values:
             return DurationStats(0.0, 0.0, ())
@@ -113,7 +114,9 @@ class StepGraph:
         starts = self.node_ids_of_kind(STEP_START)
         ends = self.node_ids_of_kind(STEP_END)
         if len(starts) != 1 or len(ends) != 1:
-            raise ToolError(f"step graph needs exactly one step_start and one step_end, has {len(starts)} and {len(ends)}")
+            raise ToolError(
+                f"step graph needs exactly one step_start and one step_end, has {len(starts)} and {len(ends)}"
+            )
         ids = [n.id for n in self.nodes]
         if ids != list(range(len(ids))):
             raise ToolError("step graph node ids must be 0..n-1 in order")
@@ -152,7 +155,9 @@ class StepGraph:
 def stepgraph_from_json_dict(data: Any, origin: str = "step graph") -> StepGraph:
     """Parse and check a step-graph document; every defect becomes a one-line ToolError."""
     if not isinstance(data, dict) or data.get("schema") != SCHEMA_NAME:
-        raise ToolError(f"{origin} is not a step graph (no \"schema\": \"{SCHEMA_NAME}\"); make one with 'tracetool graph'")
+        raise ToolError(
+            f'{origin} is not a step graph (no "schema": "{SCHEMA_NAME}"); make one with \'tracetool graph\''
+        )
     version = data.get("schema_version")
     if version != SCHEMA_VERSION:
         raise ToolError(
@@ -182,7 +187,9 @@ def stepgraph_from_json_dict(data: Any, origin: str = "step graph") -> StepGraph
         ]
         edges = [StepEdge(int(e["src"]), int(e["dst"]), str(e.get("kind", "data"))) for e in data["edges"]]
     except (KeyError, TypeError, ValueError) as exc:
-        raise ToolError(f"{origin} is a damaged step graph ({type(exc).__name__}: {exc}); rebuild it with 'tracetool graph'") from None
+        raise ToolError(
+            f"{origin} is a damaged step graph ({type(exc).__name__}: {exc}); rebuild it with 'tracetool graph'"
+        ) from None
     unknown = sorted({n.kind for n in nodes} - set(NODE_KINDS))
     if unknown:
         raise ToolError(f"{origin} has unknown node kinds {unknown}")
@@ -210,7 +217,9 @@ def load_stepgraph(path: str | os.PathLike[str]) -> StepGraph:
     try:
         data = json.loads(path.read_text())
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ToolError(f"{path} is not valid JSON ({exc.__class__.__name__}); give a step graph made by 'tracetool graph'") from None
+        raise ToolError(
+            f"{path} is not valid JSON ({exc.__class__.__name__}); give a step graph made by 'tracetool graph'"
+        ) from None
     return stepgraph_from_json_dict(data, origin=str(path))
 
 

@@ -69,8 +69,10 @@ def format_summary(summary: GraphSummary) -> str:
     kinds = (DOWNLOAD, COMPUTE, UPLOAD, PS_COMPUTE)
     lines.append("ops per step:      " + ", ".join(f"{summary.counts_by_kind.get(k, 0)} {k}" for k in kinds))
     lines.append(f"bytes per step:    {summary.download_bytes:,} down (PS to worker), {summary.upload_bytes:,} up")
-    lines.append(f"critical path:     {summary.critical_path_us / 1000:.2f} ms, of which compute "
-                 f"{summary.critical_path_compute_us / 1000:.2f} ms")
+    lines.append(
+        f"critical path:     {summary.critical_path_us / 1000:.2f} ms, of which compute "
+        f"{summary.critical_path_compute_us / 1000:.2f} ms"
+    )
     lines.append(f"total compute:     {summary.total_compute_us / 1000:.2f} ms (all ops, summed)")
     lines.append(f"total transfer:    {summary.total_transfer_us / 1000:.2f} ms (measured on the profiling link)")
     if summary.untraced_step_time_s is not None:

@@ -35,5 +35,5 @@ class TaskSpec:
         path.write_text(json.dumps(asdict(self), indent=1))
 
     @staticmethod
-    def load(path: Path) -> "TaskSpec":
+    def load(path: Path) -> TaskSpec:
         return TaskSpec(**json.loads(Path(path).read_text()))

@@ -18,7 +18,6 @@ from tracetool.task_spec import OPTIMIZERS
 v1 = tf.compat.v1
 
 
-
 @dataclass(frozen=True)
 class TrainingGraph:
     graph: tf.Graph
