@@ -36,6 +36,7 @@ def cmd_profile(args: argparse.Namespace) -> int:
         inter_op_threads=args.inter_op_threads,
         model_kwargs=parse_model_kwargs(args.model_arg),
         command_line=shlex.join(["tracetool", *sys.argv[1:]]),
+        allow_loopback=args.allow_loopback,
     )
     out = run_profile(request, show_progress=not args.quiet)
     print(f"profile written to {out}")
@@ -101,6 +102,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--out", required=True, help="profile folder to write")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument(
+        "--allow-loopback",
+        action="store_true",
+        help="without root, run the servers on loopback ports instead of a private namespace "
+        "(TF servers then listen on all interfaces)",
+    )
     p.set_defaults(func=cmd_profile)
 
     g = sub.add_parser(

@@ -2,8 +2,9 @@
 
 ``LocalCluster`` picks addresses, writes the task spec, starts every task through
 ``TaskGroup``, and yields worker events as they arrive while watching that no task has died.
-With root it runs all tasks in one fresh namespace that has only ``lo`` (nothing reachable from
-outside); without, it falls back to loopback ports that were free a moment ago. A shaped
+It runs all tasks in one fresh namespace that has only ``lo`` (nothing reachable from outside),
+which needs root; only when asked to (``isolate=False``) does it use loopback ports that were
+free a moment ago. A shaped
 multi-namespace topology is a separate concern (``tracetool.topology``).
 """
 
@@ -56,7 +57,9 @@ class LocalCluster:
 
     def __init__(self, workers: int = 1, isolate: bool = True) -> None:
         self.workers = workers
-        self.isolate = isolate and netns.namespaces_available()
+        if isolate:
+            netns.require_namespaces()
+        self.isolate = isolate
         self.namespace = netns.new_namespace_name("local") if self.isolate else ""
         self.group = TaskGroup()
         self.events: queue.Queue[tuple[str, dict]] = queue.Queue()

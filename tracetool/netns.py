@@ -35,7 +35,10 @@ def namespaces_available() -> bool:
 
 def require_namespaces() -> None:
     if os.geteuid() != 0:
-        raise ToolError("network namespaces need root: run as root (or with CAP_NET_ADMIN and CAP_SYS_ADMIN)")
+        raise ToolError(
+            "TF servers listen on all interfaces, so they run in a private network namespace, which needs root: "
+            "run as root, or pass --allow-loopback to run them on loopback anyway"
+        )
     for tool in ("ip", "nsenter"):
         if shutil.which(tool) is None:
             raise ToolError(f"'{tool}' is not installed; install iproute2 and util-linux")

@@ -7,6 +7,7 @@ an earlier one.
 
 from __future__ import annotations
 
+import os
 import shutil
 import statistics
 import sys
@@ -40,6 +41,7 @@ class ProfileRequest:
     inter_op_threads: int = 1
     model_kwargs: dict[str, Any] = field(default_factory=dict)
     command_line: str = ""
+    allow_loopback: bool = False  # run without a namespace when not root (servers then listen on all interfaces)
 
     def check(self) -> None:
         check_model_name(self.model)
@@ -89,7 +91,7 @@ def run_profile(request: ProfileRequest, show_progress: bool = True, timeout_s: 
     )
     facts: dict[str, Any] = {}
     try:
-        with LocalCluster(workers=1) as cluster:
+        with LocalCluster(workers=1, isolate=not (request.allow_loopback and os.geteuid() != 0)) as cluster:
             spec = TaskSpec(**{**spec.__dict__, "cluster": cluster.cluster_addresses()})
             cluster.start(spec)
             total = request.warmup_steps + request.untraced_steps + request.traced_steps
