@@ -154,3 +154,36 @@ def test_a_crashed_ps_is_reported_in_one_line(tmp_path: Path):
     error_lines = [ln for ln in lines if ln.startswith("error:")]
     assert len(error_lines) == 1 and "PS" in error_lines[0], stderr
     assert not our_namespaces(proc.pid)
+
+
+def test_two_worker_profile_traces_each_worker(tmp_path: Path):
+    """With --workers 2 both workers train against one PS; each one's steps build a graph with its own rate."""
+    out = tmp_path / "prof"
+    result = subprocess.run(
+        tracetool_argv(
+            "profile",
+            *SMALL_MLP,
+            "--workers",
+            "2",
+            "--steps",
+            "1",
+            "--warmup",
+            "2",
+            "--untraced-steps",
+            "4",
+            "--out",
+            str(out),
+        ),
+        capture_output=True,
+        text=True,
+        timeout=240,
+        cwd=REPO_ROOT,
+    )
+    assert result.returncode == 0, result.stderr
+    meta = json.loads((out / "meta.json").read_text())
+    assert meta["workers"] == 2 and len(meta["per_worker"]) == 2
+    for index in (0, 1):
+        graph = build_stepgraph_from_path(out / f"worker-{index}")
+        assert graph.bytes_of_kind(DOWNLOAD) == meta["parameter_bytes"]
+        rate = meta["per_worker"][index]["untraced_steps_per_second"]
+        assert graph.model["untraced_steps_per_second"] == rate

@@ -37,6 +37,7 @@ def cmd_profile(args: argparse.Namespace) -> int:
         model_kwargs=parse_model_kwargs(args.model_arg),
         command_line=shlex.join(["tracetool", *sys.argv[1:]]),
         allow_loopback=args.allow_loopback,
+        workers=args.workers,
     )
     out = run_profile(request, show_progress=not args.quiet)
     print(f"profile written to {out}")
@@ -101,6 +102,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="keyword passed to the model's build(), e.g. width=16 or image_size=64",
     )
     p.add_argument("--out", required=True, help="profile folder to write")
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        help="worker tasks to trace at once (default 1); with more, each worker's traces go to DIR/worker-<i>/, "
+        "for comparing a contended cluster with a replay",
+    )
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument(
         "--allow-loopback",

@@ -361,20 +361,36 @@ def _read_trace_file(path: Path) -> StepTrace:
     )
 
 
+def _meta_of_worker_folder(meta: dict[str, Any], folder: Path) -> dict[str, Any]:
+    """In worker-<i>/ of a multi-worker profile, the step times are worker i's own."""
+    if not folder.name.startswith("worker-") or not folder.name[7:].isdigit():
+        return meta
+    index = int(folder.name[7:])
+    per_worker = meta.get("per_worker", [])
+    if index >= len(per_worker):
+        return meta
+    return {**meta, **{k: v for k, v in per_worker[index].items() if k != "task_index"}}
+
+
 def build_stepgraph_from_path(path: Path) -> StepGraph:
     """Build a step graph from a profile folder, one RunMetadata or one Chrome timeline."""
     if not path.exists():
         raise ToolError(f"{path} does not exist; give a profile folder made by 'tracetool profile' or a trace file")
     if path.is_dir():
         files = sorted(path.glob("step-*.runmeta.pb")) or sorted(path.glob("step-*.timeline.json"))
+        if not files and (path / "worker-0").is_dir():
+            raise ToolError(f"{path} is a profile of several workers; build one worker's graph: {path / 'worker-0'}")
         if not files:
             raise ToolError(f"{path} holds no step-*.runmeta.pb or step-*.timeline.json; is it a profile folder?")
         meta_path = path / "meta.json"
+        if not meta_path.exists() and (path.parent / "meta.json").exists():  # worker-<i>/ of a multi-worker profile
+            meta_path = path.parent / "meta.json"
         meta: dict[str, Any] = {}
         if meta_path.exists():
             try:
                 meta = json.loads(meta_path.read_text())
             except json.JSONDecodeError:
                 raise ToolError(f"{meta_path} is not valid JSON; re-run 'tracetool profile'") from None
+            meta = _meta_of_worker_folder(meta, path)
         return build_stepgraph([_read_trace_file(f) for f in files], meta, str(path))
     return build_stepgraph([_read_trace_file(path)], None, str(path))

@@ -41,12 +41,15 @@ class ProfileRequest:
     inter_op_threads: int = 1
     model_kwargs: dict[str, Any] = field(default_factory=dict)
     command_line: str = ""
+    workers: int = 1  # more than one traces every worker of a contended cluster, into worker-<i>/
     allow_loopback: bool = False  # run without a namespace when not root (servers then listen on all interfaces)
 
     def check(self) -> None:
         check_model_name(self.model)
         if self.batch_size < 1:
             raise ToolError(f"--batch-size must be at least 1, got {self.batch_size}")
+        if self.workers < 1:
+            raise ToolError(f"--workers must be at least 1, got {self.workers}")
         if self.traced_steps < 1:
             raise ToolError(f"--steps must be at least 1, got {self.traced_steps}")
         if self.warmup_steps < 0 or self.untraced_steps < 1:
@@ -89,64 +92,83 @@ def run_profile(request: ProfileRequest, show_progress: bool = True, timeout_s: 
         out_dir=str(staging),
         model_kwargs=request.model_kwargs,
     )
-    facts: dict[str, Any] = {}
+    per_worker: dict[str, dict[str, Any]] = {}
     try:
-        with LocalCluster(workers=1, isolate=not (request.allow_loopback and os.geteuid() != 0)) as cluster:
+        isolate = not (request.allow_loopback and os.geteuid() != 0)
+        with LocalCluster(workers=request.workers, isolate=isolate) as cluster:
             spec = TaskSpec(**{**spec.__dict__, "cluster": cluster.cluster_addresses()})
             cluster.start(spec)
-            total = request.warmup_steps + request.untraced_steps + request.traced_steps
+            steps_per_worker = request.warmup_steps + request.untraced_steps + request.traced_steps
+            done: dict[str, int] = {}
             bar = tqdm(
-                total=total,
+                total=steps_per_worker * request.workers,
                 desc=f"profile {Path(request.model).stem}",
                 unit="step",
                 disable=not show_progress,
                 file=sys.stderr,
             )
             with bar:
-                for _, event in cluster.worker_events(timeout_s):
+                for worker, event in cluster.worker_events(timeout_s):
                     kind = event["event"]
                     if kind == "step":
+                        done[worker] = event["done"]
                         bar.set_postfix_str(event["phase"])
-                        bar.update(event["done"] - bar.n)
+                        bar.update(sum(done.values()) - bar.n)
                     elif kind in ("graph_built", "profile_done"):
-                        facts.update(event)
+                        per_worker.setdefault(worker, {}).update(event)
             isolation = "network namespace (lo only)" if cluster.isolate else "loopback"
-        if "untraced_step_times_s" not in facts:
-            raise ToolError("the worker ended without reporting its step times")
-        untraced = facts["untraced_step_times_s"]
-        variables = facts["variables"]
-        trainable = [v for v in variables if v["trainable"]]
-        meta = {
-            "model": request.model,
-            "batch_size": request.batch_size,
-            "optimizer": request.optimizer,
-            "model_kwargs": request.model_kwargs,
-            "variables": variables,
-            "parameter_bytes": sum(v["bytes"] for v in trainable),
-            "parameter_count": sum(v["bytes"] // 4 for v in trainable),
-            "tensorflow_version": facts.get("tensorflow_version", ""),
-            **machine_facts(),
-            "intra_op_threads": request.intra_op_threads,
-            "inter_op_threads": request.inter_op_threads,
-            "network": isolation,
-            "warmup_steps": request.warmup_steps,
-            "untraced_step_time_s": _stats(untraced),
-            "untraced_steps_per_second": 1.0 / statistics.fmean(untraced),
-            "untraced_steps_per_second_std": statistics.pstdev([1.0 / s for s in untraced])
-            if len(untraced) > 1
-            else 0.0,
-            "traced_step_time_s": _stats(facts["traced_step_times_s"]),
-            "traced_steps": request.traced_steps,
-            "profile_wall_time_s": time.monotonic() - started,
-            "command_line": request.command_line,
-            "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        }
+            worker_names = [t.name for t in cluster.worker_tasks]
+        if any("untraced_step_times_s" not in per_worker.get(w, {}) for w in worker_names):
+            raise ToolError("a worker ended without reporting its step times")
+        meta = _profile_meta(request, [per_worker[w] for w in worker_names], isolation)
+        meta["profile_wall_time_s"] = time.monotonic() - started
         write_json_atomically(staging / META_FILE, meta)
         _replace_dir(staging, out_dir)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
     return out_dir
+
+
+def _profile_meta(request: ProfileRequest, workers: list[dict[str, Any]], isolation: str) -> dict[str, Any]:
+    """meta.json: the job, the machine, and the measured step times (worker 0's at top level)."""
+    first = workers[0]
+    trainable = [v for v in first["variables"] if v["trainable"]]
+    per_worker = [
+        {
+            "task_index": i,
+            "untraced_step_time_s": _stats(w["untraced_step_times_s"]),
+            "untraced_steps_per_second": 1.0 / statistics.fmean(w["untraced_step_times_s"]),
+            "traced_step_time_s": _stats(w["traced_step_times_s"]),
+        }
+        for i, w in enumerate(workers)
+    ]
+    untraced = first["untraced_step_times_s"]
+    return {
+        "model": request.model,
+        "batch_size": request.batch_size,
+        "optimizer": request.optimizer,
+        "model_kwargs": request.model_kwargs,
+        "workers": request.workers,
+        "variables": first["variables"],
+        "parameter_bytes": sum(v["bytes"] for v in trainable),
+        "parameter_count": sum(v["bytes"] // 4 for v in trainable),
+        "tensorflow_version": first.get("tensorflow_version", ""),
+        **machine_facts(),
+        "intra_op_threads": request.intra_op_threads,
+        "inter_op_threads": request.inter_op_threads,
+        "network": isolation,
+        "warmup_steps": request.warmup_steps,
+        "untraced_step_time_s": per_worker[0]["untraced_step_time_s"],
+        "untraced_steps_per_second": per_worker[0]["untraced_steps_per_second"],
+        "untraced_steps_per_second_std": statistics.pstdev([1.0 / s for s in untraced]) if len(untraced) > 1 else 0.0,
+        "total_untraced_steps_per_second": sum(w["untraced_steps_per_second"] for w in per_worker),
+        "per_worker": per_worker,
+        "traced_step_time_s": per_worker[0]["traced_step_time_s"],
+        "traced_steps": request.traced_steps,
+        "command_line": request.command_line,
+        "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
 
 
 def _replace_dir(staging: Path, target: Path) -> None:

@@ -55,8 +55,25 @@ def chrome_timeline(step_stats: object) -> str:
     return timeline.Timeline(stats).generate_chrome_trace_format(show_dataflow=True)
 
 
+def wait_for_initialized_variables(sess: v1.Session, timeout_s: float = 120.0) -> None:
+    """Non-chief workers must not train on variables the chief has not initialized yet."""
+    uninitialized = v1.report_uninitialized_variables()
+    deadline = time.monotonic() + timeout_s
+    while len(sess.run(uninitialized)) > 0:
+        if time.monotonic() > deadline:
+            raise RuntimeError("variables were not initialized by the chief worker in time")
+        time.sleep(0.2)
+
+
+def worker_out_dir(spec: TaskSpec, task_index: int) -> Path:
+    """One worker's traces lie in the profile folder itself; several workers' in worker-<i>/."""
+    if len(spec.cluster.get("worker", [])) <= 1:
+        return Path(spec.out_dir)
+    return Path(spec.out_dir) / f"worker-{task_index}"
+
+
 def run_profile(spec: TaskSpec, target: str, task_index: int, emit: Callable[..., None]) -> None:
-    out_dir = Path(spec.out_dir)
+    out_dir = worker_out_dir(spec, task_index)
     training = build_training_graph(
         spec.model, spec.batch_size, spec.optimizer, spec.cluster, task_index, spec.learning_rate, spec.model_kwargs
     )
@@ -64,7 +81,11 @@ def run_profile(spec: TaskSpec, target: str, task_index: int, emit: Callable[...
     total = spec.warmup_steps + spec.untraced_steps + spec.traced_steps
     done = 0
     with v1.Session(target, graph=training.graph, config=session_config(spec, task_index)) as sess:
-        sess.run(training.init_op)
+        if task_index == 0:
+            sess.run(training.init_op)
+        else:
+            with training.graph.as_default():
+                wait_for_initialized_variables(sess)
         for _ in range(spec.warmup_steps):
             sess.run(training.train_op)
             done += 1
