@@ -1,9 +1,125 @@
-"""Argument parsing for ``tracetool measure`` and ``tracetool validate``."""
+"""Argument parsing for ``tracetool measure`` and ``tracetool validate``.
+
+Each command builds one request object and calls one library function
+(``tracetool.measure``, ``tracetool.validate``); no logic lives here.
+"""
 
 from __future__ import annotations
 
 import argparse
+import shlex
+import sys
+from pathlib import Path
+
+from tracetool.errors import ToolError
+
+
+def _model_kwargs(items: list[str]) -> dict[str, int]:
+    from tracetool.cli import parse_model_kwargs
+
+    return parse_model_kwargs(items)
+
+
+def _measure_request(args: argparse.Namespace, out_dir: Path):  # noqa: ANN202 - lazy import keeps --help fast
+    from tracetool.measure import MeasureRequest, parse_worker_counts
+    from tracetool.topology import parse_bandwidth_bps, parse_latency_s
+
+    return MeasureRequest(
+        model=args.model,
+        batch_size=args.batch_size,
+        workers=parse_worker_counts(args.workers) if args.workers else (),
+        out_dir=out_dir,
+        bandwidth_bps=parse_bandwidth_bps(args.bandwidth) if args.bandwidth else None,
+        latency_s=parse_latency_s(args.latency) if args.latency else None,
+        duration_s=args.duration,
+        warmup_steps=args.warmup,
+        optimizer=args.optimizer,
+        intra_op_threads=args.intra_op_threads,
+        inter_op_threads=args.inter_op_threads,
+        model_kwargs=_model_kwargs(args.model_arg),
+        command_line=shlex.join(["tracetool", *sys.argv[1:]]),
+    )
+
+
+def cmd_measure(args: argparse.Namespace) -> int:
+    from tracetool.measure import measure_on_host, run_measure
+
+    if args.cluster:
+        if args.job is None:
+            raise ToolError("--cluster needs --job ps|worker and --task-index of the task this host runs")
+        args.workers = args.workers or "1"
+        request = _measure_request(args, Path(args.out))
+        out = measure_on_host(request, Path(args.cluster), args.job, args.task_index)
+    else:
+        if not args.workers:
+            raise ToolError("--workers is required, e.g. --workers 1,2,3,4")
+        out = run_measure(_measure_request(args, Path(args.out)))
+    if out is not None:
+        print(f"measurements written to {out}")
+    return 0
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    from tracetool.validate import ValidateRequest, run_validate
+
+    request = ValidateRequest(
+        measure=_measure_request(args, Path(args.out) / "measured"),
+        out_dir=Path(args.out),
+        traced_steps=args.steps,
+        from_profile=Path(args.from_profile) if args.from_profile else None,
+        from_measured=Path(args.from_measured) if args.from_measured else None,
+        order=args.order,
+        seeds=args.seeds,
+    )
+    out = run_validate(request)
+    print(f"validation written to {out}")
+    return 0
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--model", required=True, help="zoo name (alexnet, vgg, inception, resnet, mlp) or a .py file "
+                   "with build(batch_size) -> loss")
+    p.add_argument("--batch-size", type=int, default=32)
+    p.add_argument("--workers", default="", help="worker counts, e.g. 1,2,3,4 or 1-4")
+    p.add_argument("--bandwidth", default="", help="shape the PS link to this rate in both directions (tc syntax: "
+                   "100mbit, 1gbit); without it every task shares one unshaped loopback namespace")
+    p.add_argument("--latency", default="", help="one-way link latency (e.g. 0.2ms); this kernel cannot emulate it, "
+                   "so it is only recorded (and used by the prediction in validate)")
+    p.add_argument("--duration", type=float, default=20.0, help="seconds of the measurement window (default 20)")
+    p.add_argument("--warmup", type=int, default=5, help="steps each worker runs before it counts as warm (default 5)")
+    p.add_argument("--optimizer", default="sgd", help="sgd (default), momentum or adam")
+    p.add_argument("--intra-op-threads", type=int, default=1)
+    p.add_argument("--inter-op-threads", type=int, default=1)
+    p.add_argument("--model-arg", action="append", default=[], metavar="NAME=INT",
+                   help="keyword passed to the model's build(), e.g. width=16")
+    p.add_argument("--out", required=True, help="folder to write")
 
 
 def add_measure_commands(sub: argparse._SubParsersAction) -> None:
     """Register the measurement subcommands on the ``tracetool`` parser."""
+    m = sub.add_parser(
+        "measure", help="measure real asynchronous PS clusters of 1..N workers",
+        description="For each worker count, start one PS and N worker processes running the profiled training "
+                    "graph, shape the PS link with tc when --bandwidth is given (each task in its own network "
+                    "namespace on a bridge), and measure steady-state steps/s with a 95%% confidence interval and "
+                    "the CPU use of every process. Writes OUT/measured.json. Needs root. With --cluster, run this "
+                    "host's task of a real multi-host cluster instead (see docs/measure.md).")
+    _common(m)
+    m.add_argument("--cluster", default="", help="JSON file {\"ps\": [\"host:port\"], \"worker\": [...]} of a real "
+                   "multi-host cluster; run the command on every host with its --job and --task-index")
+    m.add_argument("--job", choices=("ps", "worker"), help="with --cluster: the task this host runs")
+    m.add_argument("--task-index", type=int, default=0, help="with --cluster: index of this host's task")
+    m.set_defaults(func=cmd_measure)
+
+    v = sub.add_parser(
+        "validate", help="profile one worker, predict N workers, measure them, and compare",
+        description="Profile the model on one PS and one worker, build its step graph, predict throughput for "
+                    "each worker count with the replay engine, measure real clusters at the same bandwidth, and "
+                    "write OUT/validation.json, OUT/validation.png and a table of prediction errors.")
+    _common(v)
+    v.add_argument("--steps", type=int, default=5, help="traced steps of the profile (default 5)")
+    v.add_argument("--order", default="", help="transfer order policy for the prediction (replay's default if empty)")
+    v.add_argument("--seeds", type=int, default=5, help="replay seeds per worker count (default 5)")
+    v.add_argument("--from-profile", default="", help="reuse this profile folder instead of profiling again")
+    v.add_argument("--from-measured", default="", help="reuse this measured.json instead of measuring again")
+    v.set_defaults(func=cmd_validate)

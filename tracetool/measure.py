@@ -1,0 +1,521 @@
+"""``tracetool measure``: real asynchronous PS clusters of 1..N workers, and their throughput.
+
+For each worker count it starts one PS process and N worker processes running the same
+training graph as ``profile`` (between-graph replication, worker 0 is chief). With a bandwidth,
+every task gets its own network namespace on a bridge and the PS link is shaped in both
+directions (``tracetool.topology``); without, all tasks share one loopback-only namespace
+(``LocalCluster``). The workers agree on a common steady-state window through the PS
+(``tracetool.measure_worker``); this module watches them, reads the CPU time of every process
+around that window, and turns the chief's per-bin step counts into rates with a spread.
+
+The same worker code runs on real hosts (``measure_on_host``); there each host starts its own
+task and the chief writes the result. ``measured.json`` is written atomically.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+from tracetool import netns
+from tracetool.atomic_files import write_json_atomically
+from tracetool.cluster import LocalCluster
+from tracetool.errors import ToolError
+from tracetool.machine_facts import machine_facts
+from tracetool.model_loader import check_model_name
+from tracetool.processes import TaskGroup, python_module_argv
+from tracetool.task_spec import OPTIMIZERS, TaskSpec
+from tracetool.topology import ShapedTopology, format_bandwidth
+
+MEASURED_FILE = "measured.json"
+SCHEMA = "tfsim.measured"
+SCHEMA_VERSION = 1
+TASK_PORT = 2222
+# a run whose processes used more than this share of the machine's cores measured the CPU,
+# not the network or the model
+CPU_SATURATION_FRACTION = 0.85
+
+# two-sided 95% Student t quantiles for 1..30 degrees of freedom
+_T95 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145,
+        2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048,
+        2.045, 2.042)
+
+
+def t95(dof: int) -> float:
+    if dof < 1:
+        return math.nan
+    return _T95[dof - 1] if dof <= len(_T95) else 1.96
+
+
+@dataclass(frozen=True)
+class MeasureRequest:
+    model: str
+    batch_size: int
+    workers: tuple[int, ...]
+    out_dir: Path
+    bandwidth_bps: float | None = None
+    latency_s: float | None = None
+    duration_s: float = 20.0
+    warmup_steps: int = 5
+    optimizer: str = "sgd"
+    intra_op_threads: int = 1
+    inter_op_threads: int = 1
+    model_kwargs: dict[str, Any] = field(default_factory=dict)
+    command_line: str = ""
+
+    def check(self) -> None:
+        check_model_name(self.model)
+        if self.batch_size < 1:
+            raise ToolError(f"--batch-size must be at least 1, got {self.batch_size}")
+        if not self.workers or min(self.workers) < 1:
+            raise ToolError("--workers must list worker counts of at least 1, e.g. 1,2,3,4")
+        if self.duration_s < 2.0:
+            raise ToolError(f"--duration must be at least 2 seconds, got {self.duration_s:g}")
+        if self.warmup_steps < 0:
+            raise ToolError("--warmup must be >= 0")
+        if self.optimizer not in OPTIMIZERS:
+            raise ToolError(f"unknown optimizer '{self.optimizer}'; choose one of {', '.join(OPTIMIZERS)}")
+        if self.intra_op_threads < 1 or self.inter_op_threads < 1:
+            raise ToolError("thread counts must be at least 1")
+        if self.out_dir.exists() and not self.out_dir.is_dir():
+            raise ToolError(f"--out {self.out_dir} exists and is not a directory")
+
+    def task_spec(self, cluster: dict[str, list[str]]) -> TaskSpec:
+        model = str(Path(self.model).resolve()) if self.model.endswith(".py") else self.model
+        return TaskSpec(
+            mode="measure", cluster=cluster, model=model, batch_size=self.batch_size, optimizer=self.optimizer,
+            intra_op_threads=self.intra_op_threads, inter_op_threads=self.inter_op_threads,
+            warmup_steps=self.warmup_steps, duration_s=self.duration_s, model_kwargs=self.model_kwargs,
+        )
+
+
+def parse_worker_counts(text: str) -> tuple[int, ...]:
+    """``1,2,4`` or ``1-4`` (or a mix) to sorted distinct counts."""
+    counts: set[int] = set()
+    for part in text.split(","):
+        part = part.strip()
+        lo, dash, hi = part.partition("-")
+        try:
+            values = range(int(lo), int(hi) + 1) if dash else [int(part)]
+        except ValueError:
+            raise ToolError(f"bad --workers '{text}': give counts like 1,2,3,4 or 1-4") from None
+        counts.update(values)
+    if not counts or min(counts) < 1:
+        raise ToolError(f"bad --workers '{text}': every worker count must be at least 1")
+    return tuple(sorted(counts))
+
+
+# ---------------------------------------------------------------- CPU accounting
+
+_CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def process_cpu_s(pid: int) -> float | None:
+    """User + system CPU seconds of a live process (all its threads), from /proc/<pid>/stat."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = text[text.rindex(")") + 2:].split()
+    return (int(fields[11]) + int(fields[12])) / _CLOCK_TICKS  # utime, stime (fields 14, 15)
+
+
+def machine_busy_s() -> float:
+    """CPU seconds all cores spent outside idle and iowait since boot, from /proc/stat."""
+    first = Path("/proc/stat").read_text().splitlines()[0].split()[1:]
+    ticks = [int(v) for v in first]
+    idle = ticks[3] + (ticks[4] if len(ticks) > 4 else 0)
+    return (sum(ticks[:8]) - idle) / _CLOCK_TICKS
+
+
+@dataclass
+class CpuSnapshot:
+    wall_s: float
+    process_s: dict[str, float]
+    machine_busy_s: float
+
+    @staticmethod
+    def take(pids: dict[str, int]) -> CpuSnapshot:
+        values = {name: process_cpu_s(pid) for name, pid in pids.items()}
+        return CpuSnapshot(time.monotonic(), {k: v for k, v in values.items() if v is not None}, machine_busy_s())
+
+
+def cpu_use(before: CpuSnapshot, after: CpuSnapshot) -> dict[str, Any]:
+    """Cores used by each process, all of them and the whole machine between two snapshots."""
+    wall = after.wall_s - before.wall_s
+    cores = {name: (after.process_s[name] - before.process_s[name]) / wall
+             for name in before.process_s if name in after.process_s}
+    total = sum(cores.values())
+    machine = (after.machine_busy_s - before.machine_busy_s) / wall
+    cpu_count = os.cpu_count() or 1
+    limit = CPU_SATURATION_FRACTION * cpu_count
+    return {
+        "window_s": wall,
+        "process_cores": cores,
+        "tasks_total_cores": total,
+        "machine_busy_cores": machine,
+        "machine_cores": cpu_count,
+        "saturated": total > limit or machine > limit,
+        "saturated_by_other_processes": machine > limit >= total,
+    }
+
+
+# ---------------------------------------------------------------- turning counts into a point
+
+def rate_stats(bin_rates: list[float]) -> dict[str, float]:
+    mean = statistics.fmean(bin_rates)
+    std = statistics.stdev(bin_rates) if len(bin_rates) > 1 else 0.0
+    return {"mean": mean, "std": std, "ci95": t95(len(bin_rates) - 1) * std / math.sqrt(len(bin_rates))}
+
+
+def build_point(result: dict[str, Any], batch_size: int, cpu: dict[str, Any] | None) -> dict[str, Any]:
+    """One measured point from the chief's ``cluster_result`` and the CPU use around the window."""
+    counts: list[list[float]] = result["bin_counts"]
+    bin_s: float = result["bin_s"]
+    totals = [sum(row[b] for row in counts) / bin_s for b in range(result["bins"])]
+    overall = rate_stats(totals)
+    per_worker = []
+    for index, row in enumerate(counts):
+        stats = rate_stats([c / bin_s for c in row])
+        entry: dict[str, Any] = {
+            "task_index": index,
+            "steps_per_second": stats["mean"],
+            "steps_per_second_std": stats["std"],
+            "steps_in_window": sum(row),
+            "mean_step_time_s": result["mean_step_time_s"][index],
+            "cpu_cores_self_reported": result["cpu_s"][index] / result["duration_s"],
+        }
+        if cpu is not None:
+            entry["cpu_cores"] = cpu["process_cores"].get(f"worker{index}")
+        per_worker.append(entry)
+    point: dict[str, Any] = {
+        "workers": result["workers"],
+        "steps_per_second": overall["mean"],
+        "examples_per_second": overall["mean"] * batch_size,
+        "steps_per_second_std": overall["std"],
+        "steps_per_second_ci95": overall["ci95"],
+        "window_s": result["duration_s"],
+        "bins": result["bins"],
+        "bin_s": bin_s,
+        "bin_steps_per_second": totals,
+        "per_worker": per_worker,
+    }
+    if cpu is not None:
+        point["cpu"] = cpu
+        point["cpu_saturated"] = cpu["saturated"]
+    else:
+        point["cpu_saturated"] = False
+    return point
+
+
+def describe_point(point: dict[str, Any]) -> str:
+    line = (f"{point['workers']} worker(s): {point['steps_per_second']:.2f} steps/s "
+            f"+-{point['steps_per_second_ci95']:.2f} (95% CI), {point['examples_per_second']:.0f} examples/s; "
+            f"per worker " + " ".join(f"{w['steps_per_second']:.2f}" for w in point["per_worker"]))
+    cpu = point.get("cpu")
+    if cpu:
+        line += (f"; CPU {cpu['tasks_total_cores']:.2f} of {cpu['machine_cores']} cores "
+                 f"(PS {cpu['process_cores'].get('ps', math.nan):.2f}, machine {cpu['machine_busy_cores']:.2f})")
+        if cpu["saturated"]:
+            who = "other processes" if cpu["saturated_by_other_processes"] else "the cluster"
+            line += f"  CPU SATURATED by {who}: this point measures the CPU, not the link"
+    return line
+
+
+# ---------------------------------------------------------------- running clusters
+
+def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+@contextmanager
+def interrupt_on_sigterm() -> Iterator[None]:
+    """Unwind through cleanup on SIGTERM for the whole run, not only while processes are up."""
+    old = signal.signal(signal.SIGTERM, _raise_interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, old)
+
+
+class ShapedCluster(LocalCluster):
+    """A ``LocalCluster`` whose tasks each run in their own namespace of a ``ShapedTopology``."""
+
+    def __init__(self, topology: ShapedTopology, workers: int) -> None:
+        if workers > topology.workers:
+            raise ToolError(f"the topology has room for {topology.workers} workers, not {workers}")
+        super().__init__(workers=workers, isolate=False)
+        self.topology = topology
+
+    def cluster_addresses(self) -> dict[str, list[str]]:
+        return {
+            "ps": [f"{self.topology.ps.address}:{TASK_PORT}"],
+            "worker": [f"{t.address}:{TASK_PORT}" for t in self.topology.worker_tasks[: self.workers]],
+        }
+
+    def __enter__(self) -> ShapedCluster:
+        self.group.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        try:
+            self.group.__exit__(*exc)
+        finally:
+            self._tmp.cleanup()
+
+    def _argv(self, spec_path: Path, job: str, index: int) -> list[str]:
+        argv = python_module_argv("tracetool.tf_task", "--spec", str(spec_path), "--job", job,
+                                  "--task-index", str(index))
+        return self.topology.command_in(job, index, argv)
+
+
+ProgressFn = Callable[[str], None]
+
+
+def _task_pids(cluster: LocalCluster) -> dict[str, int]:
+    pids = {}
+    for task in cluster.group.tasks:
+        name = "ps" if task.name == "the PS task" else "worker" + task.name.split()[-1]
+        pids[name] = task.popen.pid  # nsenter execs the task: this is the Python process itself
+    return pids
+
+
+def watch_measurement(cluster: LocalCluster, timeout_s: float, progress: ProgressFn) -> tuple[dict, dict | None]:
+    """Follow the workers' events; snapshot CPU at the window's edges; return the chief's result and CPU use."""
+    result: dict[str, Any] | None = None
+    before: CpuSnapshot | None = None
+    cpu: dict[str, Any] | None = None
+    warm = 0
+    announced = False
+    for _name, event in cluster.worker_events(timeout_s):
+        kind = event["event"]
+        if kind == "phase" and event["phase"] == "warm":
+            warm += 1
+            progress(f"  {warm}/{cluster.workers} workers warm")
+        elif kind == "window" and not announced:
+            announced = True
+            start = time.strftime("%H:%M:%S", time.localtime(event["window_start_unix_s"]))
+            length_s = event["window_end_unix_s"] - event["window_start_unix_s"]
+            progress(f"  measuring from {start} for {length_s:.0f} s")
+        elif kind == "window_started" and before is None:
+            before = CpuSnapshot.take(_task_pids(cluster))
+        elif kind == "window_ended" and before is not None and cpu is None:
+            cpu = cpu_use(before, CpuSnapshot.take(_task_pids(cluster)))
+        elif kind == "cluster_result":
+            result = event
+    if result is None:
+        raise ToolError("the chief worker ended without reporting the cluster's step counts")
+    return result, cpu
+
+
+def measure_point(request: MeasureRequest, workers: int, topology: ShapedTopology | None,
+                  progress: ProgressFn) -> dict[str, Any]:
+    cluster: LocalCluster = ShapedCluster(topology, workers) if topology else LocalCluster(workers=workers)
+    timeout_s = max(180.0, 2 * request.duration_s + 120.0)
+    with cluster:
+        spec = request.task_spec(cluster.cluster_addresses())
+        cluster.start(spec)
+        progress(f"  started 1 PS and {workers} worker process(es)")
+        result, cpu = watch_measurement(cluster, timeout_s, progress)
+    return build_point(result, request.batch_size, cpu)
+
+
+def latency_note(request: MeasureRequest) -> str | None:
+    if request.latency_s is None:
+        return None
+    why = "this kernel has no netem qdisc" if not netem_available() else "only bandwidth is shaped"
+    return (f"latency {request.latency_s * 1e3:g} ms is NOT emulated on the measured links ({why}); "
+            "it is recorded as a simulator parameter only")
+
+
+def run_measure(request: MeasureRequest, progress: ProgressFn | None = None) -> Path:
+    """Measure every worker count; return the path of ``measured.json``."""
+    request.check()
+    netns.require_namespaces()
+    say = progress or (lambda text: print(text, file=sys.stderr, flush=True))
+    note = latency_note(request)
+    if note:
+        say(f"warning: {note}")
+    out_path = request.out_dir.resolve() / MEASURED_FILE
+    network = (f"per-task namespaces on a bridge, PS link shaped to {format_bandwidth(request.bandwidth_bps)} "
+               "both ways (tbf)" if request.bandwidth_bps else "one loopback-only namespace, unshaped")
+    started = time.monotonic()
+    points = []
+    with interrupt_on_sigterm():
+        topology = ShapedTopology(max(request.workers), request.bandwidth_bps) if request.bandwidth_bps else None
+        try:
+            if topology is not None:
+                topology.__enter__()
+            for workers in request.workers:
+                say(f"{Path(request.model).stem}: {workers} worker(s), {network}")
+                point = measure_point(request, workers, topology, say)
+                points.append(point)
+                say(describe_point(point))
+        finally:
+            if topology is not None:
+                topology.__exit__(None, None, None)
+    document = {
+        "schema": SCHEMA,
+        "schema_version": SCHEMA_VERSION,
+        "model": request.model,
+        "batch_size": request.batch_size,
+        "optimizer": request.optimizer,
+        "model_kwargs": request.model_kwargs,
+        "bandwidth_bps": request.bandwidth_bps,
+        "latency_s": request.latency_s,
+        "latency_emulated": False,
+        "network": network,
+        "duration_s": request.duration_s,
+        "warmup_steps": request.warmup_steps,
+        "intra_op_threads": request.intra_op_threads,
+        "inter_op_threads": request.inter_op_threads,
+        "cpu_saturated": any(p["cpu_saturated"] for p in points),
+        "cpu_saturation_threshold_cores": CPU_SATURATION_FRACTION * (os.cpu_count() or 1),
+        "points": points,
+        "notes": [n for n in [note] if n],
+        **machine_facts(),
+        "measure_wall_time_s": time.monotonic() - started,
+        "command_line": request.command_line,
+        "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
+    write_json_atomically(out_path, document)
+    if document["cpu_saturated"]:
+        saturated = [str(p["workers"]) for p in points if p["cpu_saturated"]]
+        say(f"warning: CPU saturated at {', '.join(saturated)} worker(s); those points measure this machine's "
+            "CPU, not the PS link (cpu_saturated in the file)")
+    return out_path
+
+
+def load_measured(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(Path(path).read_text())
+    except (OSError, json.JSONDecodeError) as exc:
+        raise ToolError(f"cannot read measurements {path}: {exc}") from None
+    if data.get("schema") != SCHEMA or data.get("schema_version") != SCHEMA_VERSION:
+        raise ToolError(f"{path} is not a {SCHEMA} version {SCHEMA_VERSION} file")
+    return data
+
+
+# ---------------------------------------------------------------- real hosts
+
+def load_cluster_file(path: Path) -> dict[str, list[str]]:
+    """``{"ps": ["host:port"], "worker": ["host:port", ...]}``, as in TF_CONFIG's cluster."""
+    try:
+        data = json.loads(Path(path).read_text())
+    except (OSError, json.JSONDecodeError) as exc:
+        raise ToolError(f"cannot read cluster file {path}: {exc}") from None
+    cluster = data.get("cluster", data)
+    if not isinstance(cluster, dict) or not cluster.get("ps") or not cluster.get("worker"):
+        raise ToolError(f"cluster file {path} needs 'ps' and 'worker' lists of host:port addresses")
+    if len(cluster["ps"]) != 1:
+        raise ToolError(f"cluster file {path}: exactly one PS address is supported, got {len(cluster['ps'])}")
+    return {"ps": [str(a) for a in cluster["ps"]], "worker": [str(a) for a in cluster["worker"]]}
+
+
+def measure_on_host(request: MeasureRequest, cluster_path: Path, job: str, task_index: int,
+                    progress: ProgressFn | None = None) -> Path | None:
+    """Run this host's task of a real multi-host cluster; the chief writes ``measured.json``.
+
+    The PS task serves until it is stopped (Ctrl-C). Workers run ``measure_worker`` exactly as
+    in a local measurement; each reads its own process's CPU time around the window.
+    """
+    request.check()
+    cluster = load_cluster_file(cluster_path)
+    say = progress or (lambda text: print(text, file=sys.stderr, flush=True))
+    if job not in ("ps", "worker"):
+        raise ToolError(f"--job must be ps or worker, got '{job}'")
+    if not 0 <= task_index < len(cluster[job]):
+        raise ToolError(f"--task-index {task_index} is outside the {len(cluster[job])} {job} address(es)")
+    spec = request.task_spec(cluster)
+    with tempfile.TemporaryDirectory(prefix="tfsim-spec-") as tmp, interrupt_on_sigterm(), TaskGroup() as group:
+        spec_path = Path(tmp) / "spec.json"
+        spec.save(spec_path)
+        task = group.start(f"{job} task {task_index}", python_module_argv(
+            "tracetool.tf_task", "--spec", str(spec_path), "--job", job, "--task-index", str(task_index)))
+        if job == "ps":
+            say(f"PS serving at {cluster['ps'][0]}; stop it with Ctrl-C when the chief has written its file")
+            assert task.popen.stdout is not None
+            for _ in task.popen.stdout:
+                pass
+            code = task.popen.wait()
+            raise ToolError(f"the PS task exited with code {code}: {task.last_error_line()}")
+        result: dict[str, Any] | None = None
+        before: CpuSnapshot | None = None
+        cpu = None
+        assert task.popen.stdout is not None
+        for line in task.popen.stdout:
+            if not line.startswith("{"):
+                continue
+            event = json.loads(line)
+            kind = event["event"]
+            if kind == "phase":
+                say(f"  {event['phase']}")
+            elif kind == "window_started":
+                before = CpuSnapshot.take({f"worker{task_index}": task.popen.pid})
+            elif kind == "window_ended" and before is not None:
+                cpu = cpu_use(before, CpuSnapshot.take({f"worker{task_index}": task.popen.pid}))
+                say(f"  window closed: {event['steps']:.1f} steps by this worker")
+            elif kind == "cluster_result":
+                result = event
+        code = task.popen.wait()
+        if code != 0:
+            raise ToolError(f"worker task {task_index} exited with code {code}: {task.last_error_line()}")
+    if task_index != 0:
+        say("done; the chief (worker 0) writes the cluster's measured.json")
+        return None
+    if result is None:
+        raise ToolError("the chief ended without the cluster's step counts")
+    point = build_point(result, request.batch_size, None)
+    point["cpu_this_host"] = cpu
+    say(describe_point(point))
+    document = {
+        "schema": SCHEMA,
+        "schema_version": SCHEMA_VERSION,
+        "model": request.model,
+        "batch_size": request.batch_size,
+        "optimizer": request.optimizer,
+        "model_kwargs": request.model_kwargs,
+        "bandwidth_bps": request.bandwidth_bps,
+        "latency_s": request.latency_s,
+        "latency_emulated": False,
+        "network": f"real hosts from {cluster_path}",
+        "cluster": cluster,
+        "duration_s": request.duration_s,
+        "warmup_steps": request.warmup_steps,
+        "cpu_saturated": point["cpu_saturated"],
+        "points": [point],
+        "notes": ["worker CPU is self-reported per worker (cpu_cores_self_reported); the PS host's CPU is not known "
+                  "to the chief"],
+        **machine_facts(),
+        "command_line": request.command_line,
+        "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
+    out_path = request.out_dir.resolve() / MEASURED_FILE
+    write_json_atomically(out_path, document)
+    return out_path
+
+
+def netem_available() -> bool:
+    """Whether this kernel can delay packets (it decides if ``--latency`` could ever be emulated)."""
+    name = netns.new_namespace_name("probe")
+    try:
+        netns.create_namespace(name)
+        result = subprocess.run(["tc", "-n", name, "qdisc", "add", "dev", "lo", "root", "netem", "delay", "1ms"],
+                                capture_output=True, text=True)
+        return result.returncode == 0
+    finally:
+        netns.delete_namespace(name)
+
