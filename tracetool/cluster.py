@@ -130,7 +130,8 @@ class LocalCluster:
                 task = next(t for t in self.worker_tasks if t.name == name)
                 code = task.popen.wait()
                 if code != 0:
-                    time.sleep(0.2)
+                    time.sleep(0.5)
+                    self.group.check_alive(ignore=task)  # a dead PS is the cause, the worker's error the symptom
                     raise ToolError(f"{name} exited with code {code}: {task.last_error_line()}")
                 continue
             yield name, event

@@ -96,6 +96,8 @@ class TaskGroup:
             code = task.popen.poll()
             if code is not None:
                 time.sleep(0.2)  # let the stderr reader catch the last lines
+                if code < 0:
+                    raise ToolError(f"{task.name} was killed by signal {-code}; the run was stopped")
                 raise ToolError(f"{task.name} exited with code {code}: {task.last_error_line()}")
 
     def stop_all(self, grace_s: float = 3.0) -> None:
