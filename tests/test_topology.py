@@ -1,0 +1,97 @@
+"""The shaped topology: rates parse like tc's, the PS link is shaped both ways, nothing is left behind."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+
+import pytest
+
+from tests.conftest import needs_root
+from tracetool import netns
+from tracetool.errors import ToolError
+from tracetool.topology import ShapedTopology, format_bandwidth, parse_bandwidth_bps, parse_latency_s
+
+
+@pytest.mark.parametrize(
+    ("text", "bps"),
+    [("100mbit", 100e6), ("1gbit", 1e9), ("500kbit", 500e3), ("12.5mbps", 100e6), ("2000000", 2e6), ("10Mbit", 10e6)],
+)
+def test_bandwidth_parses_with_tc_units(text: str, bps: float):
+    """'bit' units are bits per second and 'bps' units bytes per second, as in tc."""
+    assert parse_bandwidth_bps(text) == pytest.approx(bps)
+
+
+@pytest.mark.parametrize("text", ["fast", "100 mb", "-5mbit", "", "10kbit"])
+def test_bad_bandwidth_is_refused(text: str):
+    """Unparseable or uselessly low rates raise a one-line ToolError."""
+    with pytest.raises(ToolError):
+        parse_bandwidth_bps(text)
+
+
+def test_latency_parses_with_units():
+    """A bare number is milliseconds; us, ms and s are understood."""
+    assert parse_latency_s("0.5") == pytest.approx(0.5e-3)
+    assert parse_latency_s("200us") == pytest.approx(200e-6)
+    assert parse_latency_s("0.01s") == pytest.approx(0.01)
+
+
+def test_bandwidth_formats_back():
+    """A parsed rate prints in tc's words."""
+    assert format_bandwidth(parse_bandwidth_bps("100mbit")) == "100mbit"
+
+
+def _in_ns(topology: ShapedTopology, job: str, index: int, code: str) -> list[str]:
+    return topology.command_in(job, index, [sys.executable, "-c", code])
+
+
+_SINK = """
+import socket, time
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind(('0.0.0.0', 5001)); s.listen()
+c, _ = s.accept(); n = 0; t0 = None
+while True:
+    d = c.recv(1 << 20)
+    if not d: break
+    t0 = t0 or time.monotonic(); n += len(d)
+print(n * 8 / (time.monotonic() - t0))
+"""
+
+
+def _source(address: str, megabytes: int) -> str:
+    return (f"import socket, time\nfor _ in range(50):\n    try:\n"
+            f"        s = socket.create_connection(('{address}', 5001))\n"
+            "        break\n    except OSError:\n        time.sleep(0.1)\n"
+            f"s.sendall(b'x' * {megabytes * 1_000_000}); s.close()")
+
+
+@pytest.mark.cluster
+@needs_root
+def test_ps_link_is_shaped_both_ways_and_removed():
+    """At 40mbit, a bulk transfer in either direction of the PS link runs at about 40 Mbit/s; all is removed after."""
+    with ShapedTopology(workers=1, bandwidth_bps=40e6) as topology:
+        names = topology.namespaces
+        assert set(names) <= set(netns.list_namespaces())
+        rates = {}
+        for direction, (sink, src, address) in {
+            "upload": (("ps", 0), ("worker", 0), topology.ps.address),
+            "download": (("worker", 0), ("ps", 0), topology.worker_tasks[0].address),
+        }.items():
+            server = subprocess.Popen(_in_ns(topology, *sink, _SINK), stdout=subprocess.PIPE, text=True)
+            time.sleep(0.3)
+            subprocess.run(_in_ns(topology, *src, _source(address, 10)), check=True, timeout=30)
+            rates[direction] = float(server.communicate(timeout=30)[0])
+        assert "tbf" in topology.qdisc_report()
+    for direction, rate in rates.items():
+        assert 0.8 * 40e6 < rate < 1.25 * 40e6, (direction, rate)
+    assert not set(names) & set(netns.list_namespaces())
+
+
+@pytest.mark.cluster
+@needs_root
+def test_host_namespace_gets_no_interface():
+    """The bridge lives in its own namespace: the host's interface list is unchanged by a topology."""
+    before = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True).stdout
+    with ShapedTopology(workers=2, bandwidth_bps=None):
+        during = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True).stdout
+    assert len(during.splitlines()) == len(before.splitlines())
