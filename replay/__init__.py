@@ -1,0 +1,42 @@
+"""Replay of a single-worker step graph for N asynchronous parameter-server workers.
+
+Python entry points (the ``replay`` command calls the same functions):
+
+- ``predict_throughput(graph, workers, link, settings) -> list[Point]``: the validator's call;
+- ``predict(...) -> Prediction``: the same plus calibration, bounds and configuration;
+- ``target_link`` / ``profiled_link`` build a ``LinkConfig``; ``ReplaySettings`` holds policies,
+  steps, seeds and parallelism;
+- ``simulate`` (in ``replay.engine``) runs one replay of a compiled graph.
+
+This package never imports TensorFlow.
+"""
+
+from replay.calibration import Calibration, calibrate_compute_scale
+from replay.engine import DurationModel, RunResult, simulate
+from replay.link import LinkConfig, profiled_link, target_link
+from replay.order import OrderPolicy, PriorityOrder, RandomOrder, TraceOrder
+from replay.sharing import FairSharing, FifoSharing, SharingModel
+from replay.sweep import Point, Prediction, ReplaySettings, predict, predict_throughput
+
+__all__ = [
+    "Calibration",
+    "DurationModel",
+    "FairSharing",
+    "FifoSharing",
+    "LinkConfig",
+    "OrderPolicy",
+    "Point",
+    "Prediction",
+    "PriorityOrder",
+    "RandomOrder",
+    "ReplaySettings",
+    "RunResult",
+    "SharingModel",
+    "TraceOrder",
+    "calibrate_compute_scale",
+    "predict",
+    "predict_throughput",
+    "profiled_link",
+    "simulate",
+    "target_link",
+]

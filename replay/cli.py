@@ -1,0 +1,162 @@
+"""The ``replay`` command: argument parsing only; ``predict`` calls ``replay.run.run_predict``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from tracetool.errors import ToolError
+
+
+def parse_workers(text: str) -> list[int]:
+    counts = []
+    for part in text.split(","):
+        part = part.strip()
+        if not part:
+            continue
+        lo, sep, hi = part.partition("-")
+        try:
+            if sep:
+                counts.extend(range(int(lo), int(hi) + 1))
+            else:
+                counts.append(int(part))
+        except ValueError:
+            raise ToolError(f"--workers expects counts like 1,2,4,8 or 1-16, got '{text}'") from None
+    if not counts:
+        raise ToolError(f"--workers expects counts like 1,2,4,8 or 1-16, got '{text}'")
+    for n in counts:
+        if n < 1:
+            raise ToolError(f"--workers counts must be at least 1, got {n}")
+    return counts
+
+
+def cmd_predict(args: argparse.Namespace) -> int:
+    from replay.run import PredictRequest, run_predict
+    from replay.sweep import ReplaySettings
+    from replay.units import parse_bandwidth_bps, parse_latency_s
+
+    bandwidth = None if args.bandwidth.strip().lower() == "profiled" else parse_bandwidth_bps(args.bandwidth)
+    request = PredictRequest(
+        graph_path=Path(args.graph),
+        workers=parse_workers(args.workers),
+        out_dir=Path(args.out),
+        bandwidth_bps=bandwidth,
+        latency_s=parse_latency_s(args.latency),
+        worker_bandwidth_bps=parse_bandwidth_bps(args.worker_bandwidth) if args.worker_bandwidth else None,
+        settings=ReplaySettings(
+            sharing=args.sharing,
+            order=args.order,
+            max_streams=args.max_streams,
+            measured_steps=args.steps,
+            warmup_steps=args.warmup,
+            seeds=args.seeds,
+            seed=args.seed,
+            deterministic=args.deterministic,
+            jobs=args.jobs,
+            calibrate=not args.no_calibration,
+        ),
+        timelines=not args.no_timelines,
+    )
+    outcome = run_predict(request)
+    print(outcome.table)
+    print()
+    print(f"wrote {', '.join(str(p) for p in outcome.files[:3])}{' ...' if len(outcome.files) > 3 else ''}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from replay.sweep import DEFAULT_MEASURED_STEPS, DEFAULT_SEEDS, DEFAULT_WARMUP_STEPS, default_jobs
+
+    parser = argparse.ArgumentParser(
+        prog="replay",
+        description="Predict asynchronous parameter-server training throughput for N workers by replaying a "
+        "single-worker step graph (made by 'tracetool graph') on a shared PS link.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser(
+        "predict",
+        help="predict throughput for several worker counts and write a report",
+        description="Replay the step graph for each worker count and write DIR/prediction.json, "
+        "DIR/throughput.png and DIR/timeline-<N>.json (Chrome trace format, opens in Perfetto).",
+    )
+    p.add_argument("graph", help="step-graph JSON made by 'tracetool graph'")
+    p.add_argument(
+        "--workers", default="1,2,4,8,16", help="worker counts, e.g. 1,2,4,8,16 or 1-8 (default %(default)s)"
+    )
+    p.add_argument(
+        "--bandwidth",
+        required=True,
+        help="PS link bandwidth per direction in bits/s: 1gbit, 100mbit, 10gbit/s, 1e9; "
+        "'profiled' for the profiled link",
+    )
+    p.add_argument("--latency", default="0", help="one-way link latency: 0.2ms, 200us, 0.0002 (default 0)")
+    p.add_argument(
+        "--worker-bandwidth", default=None, help="each worker's own interface (default: same as the PS link)"
+    )
+    p.add_argument(
+        "--sharing",
+        choices=["fair", "fair-per-transfer", "fifo"],
+        default="fair",
+        help="how concurrent transfers share a direction",
+    )
+    p.add_argument(
+        "--order",
+        choices=["trace", "random", "priority"],
+        default="trace",
+        help="which waiting transfer is served next",
+    )
+    p.add_argument(
+        "--max-streams",
+        type=int,
+        default=None,
+        help="with fair sharing, at most this many concurrent transfers per direction",
+    )
+    p.add_argument(
+        "--steps", type=int, default=DEFAULT_MEASURED_STEPS, help="measured steps per worker (default %(default)s)"
+    )
+    p.add_argument(
+        "--warmup",
+        type=int,
+        default=DEFAULT_WARMUP_STEPS,
+        help="warm-up steps per worker, not measured (default %(default)s)",
+    )
+    p.add_argument(
+        "--seeds",
+        type=int,
+        default=DEFAULT_SEEDS,
+        help="replays per worker count, for the spread (default %(default)s)",
+    )
+    p.add_argument("--seed", type=int, default=0, help="first seed (default %(default)s)")
+    p.add_argument(
+        "--deterministic", action="store_true", help="use mean durations instead of drawing from the samples"
+    )
+    p.add_argument(
+        "--jobs", type=int, default=default_jobs(), help="parallel processes for the sweep (default %(default)s)"
+    )
+    p.add_argument(
+        "--no-calibration",
+        action="store_true",
+        help="use traced durations as they are (no tracing-overhead correction)",
+    )
+    p.add_argument("--no-timelines", action="store_true", help="do not write timeline-<N>.json")
+    p.add_argument("--out", required=True, help="output folder")
+    p.set_defaults(func=cmd_predict)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except ToolError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("error: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

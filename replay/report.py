@@ -1,0 +1,105 @@
+"""Reports of a prediction: the console table, ``prediction.json``, ``throughput.png`` and the
+per-N timelines. Every file is written atomically (temporary file in the same folder, then
+rename), and the output folder is only touched once everything has been computed.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+from replay.sweep import Prediction
+from replay.units import format_bandwidth
+from tracetool.atomic_files import write_text_atomically
+
+
+def format_table(prediction: Prediction) -> str:
+    link = prediction.link
+    lines = [
+        f"model {prediction.model.get('name', '?')}, batch {prediction.batch_size}, "
+        f"{prediction.download_bytes_per_step} B down / {prediction.upload_bytes_per_step} B up per step",
+        f"link {format_bandwidth(link.download_bandwidth_bps)} down / "
+        f"{format_bandwidth(link.upload_bandwidth_bps)} up, "
+        f"latency {link.latency_s * 1e3:g} ms, per-transfer overhead {link.per_transfer_overhead_s * 1e6:.0f} us; "
+        f"sharing {prediction.settings.sharing}, order {prediction.settings.order}",
+        f"calibration: op durations x {prediction.calibration.compute_scale:.4f} ({prediction.calibration.note})",
+        f"link-capacity bound {prediction.link_bound_steps_per_second:.2f} steps/s",
+        "",
+        f"{'workers':>7} {'steps/s':>9} {'± std':>7} {'examples/s':>11} {'step ms':>8} {'compute':>8} "
+        f"{'wait par':>8} {'wait lnk':>8} {'down%':>6} {'up%':>6} {'ps%':>6}",
+    ]
+    for p in prediction.points:
+        lines.append(
+            f"{p.workers:>7} {p.steps_per_second:>9.2f} {p.steps_per_second_std:>7.2f} {p.examples_per_second:>11.1f} "
+            f"{p.step_time_s * 1e3:>8.1f} {p.compute_s * 1e3:>8.1f} {p.waiting_for_parameters_s * 1e3:>8.1f} "
+            f"{p.waiting_for_link_s * 1e3:>8.1f} {100 * p.downlink_utilization:>6.1f} "
+            f"{100 * p.uplink_utilization:>6.1f} "
+            f"{100 * p.ps_utilization:>6.1f}"
+        )
+    return "\n".join(lines)
+
+
+def throughput_png(prediction: Prediction) -> bytes:
+    """Predicted throughput against workers, with the link-capacity bound and N x one worker."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib.figure import Figure
+
+    points = prediction.points
+    workers = [p.workers for p in points]
+    batch = prediction.batch_size or 1
+    unit = "examples/s" if prediction.batch_size else "steps/s"
+    fig = Figure(figsize=(7, 4.5), dpi=110)
+    ax = fig.add_subplot(1, 1, 1)
+    ax.errorbar(
+        workers,
+        [p.steps_per_second * batch for p in points],
+        yerr=[
+            [(p.steps_per_second - p.steps_per_second_min) * batch for p in points],
+            [(p.steps_per_second_max - p.steps_per_second) * batch for p in points],
+        ],
+        marker="o",
+        capsize=3,
+        label="predicted (min-max over seeds)",
+    )
+    top = max(workers)
+    one = points[0].steps_per_second / points[0].workers if points else 0.0
+    xs = [1, top]
+    ax.plot(xs, [x * one * batch for x in xs], linestyle=":", color="gray", label="N x one worker")
+    bound = prediction.link_bound_steps_per_second
+    if math.isfinite(bound):
+        ax.axhline(bound * batch, linestyle="--", color="red", label="link capacity (bandwidth / bytes per step)")
+    ax.set_xlabel("workers")
+    ax.set_ylabel(unit)
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(workers)
+    ax.set_xticklabels([str(w) for w in workers])
+    ceiling = max([p.steps_per_second_max * batch for p in points] + [bound * batch if math.isfinite(bound) else 0.0])
+    ax.set_ylim(0, ceiling * 1.15 if ceiling > 0 else 1)
+    link = prediction.link
+    ax.set_title(
+        f"{prediction.model.get('name', 'model')}: {format_bandwidth(link.download_bandwidth_bps)} PS link, "
+        f"{prediction.settings.sharing}/{prediction.settings.order}"
+    )
+    ax.grid(True, alpha=0.3)
+    ax.legend(loc="best", fontsize=8)
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png")
+    return buffer.getvalue()
+
+
+def write_outputs(out_dir: Path, prediction: Prediction, timelines: dict[int, dict[str, Any]]) -> list[Path]:
+    """Write prediction.json, throughput.png and timeline-<N>.json; everything is rendered first."""
+    rendered: list[tuple[Path, str | bytes]] = [
+        (out_dir / "prediction.json", json.dumps(prediction.to_json_dict(), indent=1) + "\n"),
+        (out_dir / "throughput.png", throughput_png(prediction)),
+    ]
+    for workers, document in sorted(timelines.items()):
+        rendered.append((out_dir / f"timeline-{workers}.json", json.dumps(document, separators=(",", ":")) + "\n"))
+    for path, content in rendered:
+        write_text_atomically(path, content)
+    return [path for path, _ in rendered]

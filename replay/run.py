@@ -1,0 +1,78 @@
+"""One prediction from a step-graph file to an output folder: what ``replay predict`` does.
+
+Loads the graph, builds the link, predicts, records a short timeline per worker count and
+writes everything; the CLI only parses arguments into a ``PredictRequest``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from replay.link import target_link
+from replay.report import format_table, write_outputs
+from replay.sweep import Prediction, ReplaySettings, check_workers, predict, record_timeline
+from replay.timeline import chrome_trace
+from tracetool.errors import ToolError
+from tracetool.stepgraph import load_stepgraph
+
+# Timelines hold the first few steps; past this many op events they hold fewer steps.
+TIMELINE_STEPS = 3
+TIMELINE_EVENT_BUDGET = 150_000
+
+
+@dataclass(frozen=True)
+class PredictRequest:
+    graph_path: Path
+    workers: list[int]
+    out_dir: Path
+    bandwidth_bps: float | None = None  # None: the profiled link
+    latency_s: float = 0.0
+    worker_bandwidth_bps: float | None = None
+    settings: ReplaySettings = field(default_factory=ReplaySettings)
+    timelines: bool = True
+
+
+@dataclass(frozen=True)
+class PredictOutcome:
+    prediction: Prediction
+    table: str
+    files: list[Path]
+
+
+def timeline_steps_for(workers: int, nodes: int) -> int:
+    return max(1, min(TIMELINE_STEPS, TIMELINE_EVENT_BUDGET // max(1, workers * nodes)))
+
+
+def run_predict(request: PredictRequest) -> PredictOutcome:
+    """Predict throughput for every worker count and write the report files into ``out_dir``."""
+    workers = check_workers(request.workers)
+    if request.out_dir.exists() and not request.out_dir.is_dir():
+        raise ToolError(f"--out {request.out_dir} exists and is not a folder")
+    graph = load_stepgraph(request.graph_path)
+    link = target_link(graph, request.bandwidth_bps, request.latency_s, request.worker_bandwidth_bps)
+    prediction = predict(graph, workers, link, request.settings)
+    timelines = {}
+    if request.timelines:
+        for n in workers:
+            steps = timeline_steps_for(n, len(graph.nodes))
+            result, compiled, _ = record_timeline(
+                graph, n, link, request.settings, steps=steps, calibration=prediction.calibration
+            )
+            assert result.timeline is not None
+            timelines[n] = chrome_trace(
+                result.timeline,
+                compiled,
+                n,
+                metadata={
+                    "model": graph.model.get("name", ""),
+                    "workers": n,
+                    "steps_shown": steps,
+                    "bandwidth_bps": link.download_bandwidth_bps,
+                    "sharing": request.settings.sharing,
+                    "order": request.settings.order,
+                    "compute_scale": prediction.calibration.compute_scale,
+                },
+            )
+    files = write_outputs(request.out_dir, prediction, timelines)
+    return PredictOutcome(prediction, format_table(prediction), files)

@@ -1,0 +1,483 @@
+"""Link-sharing models: how one direction of the PS link serves concurrent transfers.
+
+A sharing model is a small policy object; ``new_link`` gives the per-direction state the event
+loop drives through four calls:
+
+- ``add(now, key, worker, node, bits)``: a transfer asks for the link; ``key`` (from the order
+  policy) decides which waiting transfer is served next when the model must choose;
+- ``next_time()``: when the earliest transfer in service will finish (``inf`` if none);
+- ``pop_finished(now)``: the ``(worker, node)`` transfers that finish at ``now``;
+- ``served_bits(now)``: bits carried so far, for utilization.
+
+Models:
+
+``fair``  TensorFlow moves every tensor between a worker and the PS over one gRPC channel, one
+          TCP connection per worker. Connections share the PS interface max-min fairly, each
+          capped by its worker's own interface; all workers' interfaces are equal, so every
+          active connection gets ``min(worker_capacity, capacity / active_connections)``. The
+          transfers of one connection share it equally (HTTP/2 streams). Because all active
+          connections get the same rate, one global clock ``G`` (service per connection) and a
+          virtual clock per connection (service per transfer) make every arrival and departure
+          O(log n): a connection's next finish is fixed in ``G`` until that connection changes.
+          ``max_streams`` caps how many transfers the PS serves at once; the rest wait, and the
+          order policy picks who goes next.
+``fair-per-transfer``  Max-min fairness per transfer instead of per connection (every tensor
+          its own flow), with the workers' interfaces as a second bottleneck.
+``fifo``  One transfer at a time per direction, at the slower of the two interfaces; the order
+          policy picks the next one.
+
+Models do not know about workers' steps, durations or lanes; the engine owns those.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from typing import Any
+
+INF = math.inf
+
+
+class SharingModel:
+    """Interface of a sharing policy: a name and a factory of per-direction link state."""
+
+    name = "base"
+
+    def new_link(self, capacity_bps: float, worker_capacity_bps: float, n_workers: int) -> Any:
+        raise NotImplementedError
+
+    def describe(self) -> dict[str, Any]:
+        return {"name": self.name}
+
+
+class FairSharing(SharingModel):
+    """Max-min fair sharing between workers' connections; transfers of one connection share it equally."""
+
+    name = "fair"
+
+    def __init__(self, max_streams: int | None = None) -> None:
+        if max_streams is not None and max_streams < 1:
+            raise ValueError("max_streams must be at least 1")
+        self.max_streams = max_streams
+
+    def new_link(self, capacity_bps: float, worker_capacity_bps: float, n_workers: int) -> Any:
+        return _ConnectionFairLink(capacity_bps, worker_capacity_bps, n_workers, self.max_streams)
+
+    def describe(self) -> dict[str, Any]:
+        return {"name": self.name, "max_streams": self.max_streams}
+
+
+class TransferFairSharing(FairSharing):
+    """Max-min fair sharing with every transfer its own flow, across the PS and workers' interfaces."""
+
+    name = "fair-per-transfer"
+
+    def new_link(self, capacity_bps: float, worker_capacity_bps: float, n_workers: int) -> Any:
+        if worker_capacity_bps >= capacity_bps:
+            return _SharedProcessorLink(capacity_bps, self.max_streams)
+        return _MaxMinLink(capacity_bps, worker_capacity_bps, n_workers, self.max_streams)
+
+
+class FifoSharing(SharingModel):
+    """One transfer at a time per direction."""
+
+    name = "fifo"
+
+    def new_link(self, capacity_bps: float, worker_capacity_bps: float, n_workers: int) -> Any:
+        return _FifoLink(min(capacity_bps, worker_capacity_bps))
+
+
+SHARING_MODELS: dict[str, type[SharingModel]] = {
+    "fair": FairSharing,
+    "fair-per-transfer": TransferFairSharing,
+    "fifo": FifoSharing,
+}
+
+
+def sharing_model(name: str | SharingModel, max_streams: int | None = None) -> SharingModel:
+    if isinstance(name, SharingModel):
+        return name
+    if name in ("fair", "fair-per-transfer"):
+        return SHARING_MODELS[name](max_streams)
+    if name == "fifo":
+        return FifoSharing()
+    raise ValueError(f"unknown sharing model '{name}'; choose from {', '.join(SHARING_MODELS)}")
+
+
+def _tolerance(value: float) -> float:
+    # Finish tags and clocks are sums of many floats; treat as equal what differs by rounding.
+    return 1e-9 * abs(value) + 1e-6
+
+
+class _ConnectionFairLink:
+    """Per-connection max-min fairness with equal worker interfaces: every active connection
+    gets the same rate, so service is tracked in one global clock and per-connection clocks."""
+
+    __slots__ = (
+        "capacity",
+        "worker_capacity",
+        "max_streams",
+        "rate",
+        "active_workers",
+        "n_admitted",
+        "clock",
+        "t_last",
+        "flow_clock",
+        "synced_at",
+        "flows",
+        "finish",
+        "version",
+        "waiting",
+        "seq",
+        "served",
+        "admitted_at",
+    )
+
+    def __init__(self, capacity_bps: float, worker_capacity_bps: float, n_workers: int, max_streams: int | None):
+        self.capacity = capacity_bps
+        self.worker_capacity = worker_capacity_bps
+        self.max_streams = max_streams or 1 << 62
+        self.rate = 0.0  # bits/s of every active connection
+        self.active_workers = 0
+        self.n_admitted = 0
+        self.clock = 0.0  # G: bits served to each active connection since the link was last idle
+        self.t_last = 0.0
+        self.flow_clock = [0.0] * n_workers  # bits served to each transfer of the connection, as of synced_at
+        self.synced_at = [0.0] * n_workers  # value of G when flow_clock was last brought up to date
+        self.flows: list[list[tuple[float, int, int]]] = [[] for _ in range(n_workers)]  # (tag, seq, node)
+        self.finish: list[tuple[float, int, int]] = []  # (G at the connection's next finish, version, worker)
+        self.version = [0] * n_workers
+        self.waiting: list[tuple[Any, int, int, int, float]] = []
+        self.seq = 0
+        self.served = 0.0
+        self.admitted_at: dict[tuple[int, int], float] | None = None
+
+    def _advance(self, now: float) -> None:
+        if self.active_workers:
+            dt = now - self.t_last
+            self.clock += dt * self.rate
+            self.served += dt * self.rate * self.active_workers
+        self.t_last = now
+
+    def _sync(self, worker: int) -> None:
+        count = len(self.flows[worker])
+        if count:
+            self.flow_clock[worker] += (self.clock - self.synced_at[worker]) / count
+        self.synced_at[worker] = self.clock
+
+    def _rekey(self, worker: int) -> None:
+        self.version[worker] += 1
+        flows = self.flows[worker]
+        if flows:
+            at = self.clock + (flows[0][0] - self.flow_clock[worker]) * len(flows)
+            heapq.heappush(self.finish, (at, self.version[worker], worker))
+
+    def _set_rate(self) -> None:
+        if self.active_workers:
+            share = self.capacity / self.active_workers
+            self.rate = share if share < self.worker_capacity else self.worker_capacity
+
+    def _admit(self, now: float, worker: int, node: int, bits: float, seq: int) -> None:
+        flows = self.flows[worker]
+        if not flows:
+            self.flow_clock[worker] = 0.0
+            self.synced_at[worker] = self.clock
+            self.active_workers += 1
+        else:
+            self._sync(worker)
+        heapq.heappush(flows, (self.flow_clock[worker] + bits, seq, node))
+        self.n_admitted += 1
+        self._rekey(worker)
+        if self.admitted_at is not None:
+            self.admitted_at[(worker, node)] = now
+
+    def add(self, now: float, key: Any, worker: int, node: int, bits: float) -> None:
+        self._advance(now)
+        self.seq += 1
+        if self.n_admitted < self.max_streams:
+            self._admit(now, worker, node, bits, self.seq)
+            self._set_rate()
+        else:
+            heapq.heappush(self.waiting, (key, self.seq, worker, node, bits))
+
+    def _top(self) -> tuple[float, int, int] | None:
+        finish, version = self.finish, self.version
+        while finish and finish[0][1] != version[finish[0][2]]:
+            heapq.heappop(finish)
+        return finish[0] if finish else None
+
+    def next_time(self) -> float:
+        top = self._top()
+        if top is None:
+            return INF
+        return self.t_last + (top[0] - self.clock) / self.rate
+
+    def _finish_first(self, worker: int, done: list[tuple[int, int]], limit: float) -> None:
+        self._sync(worker)
+        flows = self.flows[worker]
+        _, _, node = heapq.heappop(flows)
+        done.append((worker, node))
+        while flows and flows[0][0] <= limit + _tolerance(limit):
+            _, _, node = heapq.heappop(flows)
+            done.append((worker, node))
+
+    def pop_finished(self, now: float) -> list[tuple[int, int]]:
+        self._advance(now)
+        done: list[tuple[int, int]] = []
+        limit = self.clock + _tolerance(self.clock)
+        while True:
+            top = self._top()
+            if top is None:
+                break
+            if top[0] > limit and (done or self.t_last + (top[0] - self.clock) / self.rate > now):
+                break
+            worker = top[2]
+            before = len(done)
+            self._sync(worker)
+            self._finish_first(worker, done, self.flow_clock[worker])
+            self.n_admitted -= len(done) - before
+            if not self.flows[worker]:
+                self.active_workers -= 1
+            self._rekey(worker)
+        if not self.active_workers:
+            self.clock = 0.0
+            self.finish.clear()
+        while self.waiting and self.n_admitted < self.max_streams:
+            _, seq, worker, node, bits = heapq.heappop(self.waiting)
+            self._admit(now, worker, node, bits, seq)
+        self._set_rate()
+        return done
+
+    def served_bits(self, now: float) -> float:
+        self._advance(now)
+        return self.served
+
+
+class _SharedProcessorLink:
+    """Processor sharing of one capacity among all active transfers, with one virtual clock."""
+
+    __slots__ = ("capacity", "max_streams", "clock", "t_last", "active", "waiting", "seq", "served", "admitted_at")
+
+    def __init__(self, capacity_bps: float, max_streams: int | None) -> None:
+        self.capacity = capacity_bps
+        self.max_streams = max_streams or 1 << 62
+        self.clock = 0.0  # bits served to each active transfer since the link was last idle
+        self.t_last = 0.0
+        self.active: list[tuple[float, int, int, int]] = []  # (finish tag, seq, worker, node)
+        self.waiting: list[tuple[Any, int, int, int, float]] = []
+        self.seq = 0
+        self.served = 0.0
+        self.admitted_at: dict[tuple[int, int], float] | None = None
+
+    def _advance(self, now: float) -> None:
+        active = len(self.active)
+        if active:
+            dt = now - self.t_last
+            self.clock += dt * self.capacity / active
+            self.served += dt * self.capacity
+        self.t_last = now
+
+    def add(self, now: float, key: Any, worker: int, node: int, bits: float) -> None:
+        self._advance(now)
+        self.seq += 1
+        if len(self.active) < self.max_streams:
+            heapq.heappush(self.active, (self.clock + bits, self.seq, worker, node))
+            if self.admitted_at is not None:
+                self.admitted_at[(worker, node)] = now
+        else:
+            heapq.heappush(self.waiting, (key, self.seq, worker, node, bits))
+
+    def next_time(self) -> float:
+        active = self.active
+        if not active:
+            return INF
+        return self.t_last + (active[0][0] - self.clock) * len(active) / self.capacity
+
+    def pop_finished(self, now: float) -> list[tuple[int, int]]:
+        self._advance(now)
+        active = self.active
+        limit = self.clock + _tolerance(self.clock)
+        done = []
+        while active and active[0][0] <= limit:
+            _, _, worker, node = heapq.heappop(active)
+            done.append((worker, node))
+        if not done and active and self.next_time() <= now:
+            # The clock cannot resolve what is left of this transfer: it is finished.
+            _, _, worker, node = heapq.heappop(active)
+            done.append((worker, node))
+        if not active:
+            self.clock = 0.0
+        waiting = self.waiting
+        while waiting and len(active) < self.max_streams:
+            _, seq, worker, node, bits = heapq.heappop(waiting)
+            heapq.heappush(active, (self.clock + bits, seq, worker, node))
+            if self.admitted_at is not None:
+                self.admitted_at[(worker, node)] = now
+        return done
+
+    def served_bits(self, now: float) -> float:
+        self._advance(now)
+        return self.served
+
+
+class _MaxMinLink:
+    """Max-min fair rates when workers' interfaces are slower than the PS's: one virtual clock
+    per worker, rates recomputed by water-filling on every arrival and departure."""
+
+    __slots__ = (
+        "capacity",
+        "worker_capacity",
+        "max_streams",
+        "clocks",
+        "rates",
+        "flows",
+        "t_last",
+        "n_active",
+        "waiting",
+        "seq",
+        "served",
+        "admitted_at",
+    )
+
+    def __init__(self, capacity_bps: float, worker_capacity_bps: float, n_workers: int, max_streams: int | None):
+        self.capacity = capacity_bps
+        self.worker_capacity = worker_capacity_bps
+        self.max_streams = max_streams or 1 << 62
+        self.clocks = [0.0] * n_workers
+        self.rates = [0.0] * n_workers  # bits/s of each transfer of that worker
+        self.flows: list[list[tuple[float, int, int]]] = [[] for _ in range(n_workers)]  # (tag, seq, node)
+        self.t_last = 0.0
+        self.n_active = 0
+        self.waiting: list[tuple[Any, int, int, int, float]] = []
+        self.seq = 0
+        self.served = 0.0
+        self.admitted_at: dict[tuple[int, int], float] | None = None
+
+    def _advance(self, now: float) -> None:
+        dt = now - self.t_last
+        if dt > 0 and self.n_active:
+            clocks, rates = self.clocks, self.rates
+            total = 0.0
+            for w, flows in enumerate(self.flows):
+                if flows:
+                    clocks[w] += dt * rates[w]
+                    total += rates[w] * len(flows)
+            self.served += dt * total
+        self.t_last = now
+
+    def _rerate(self) -> None:
+        groups = sorted(((len(f), w) for w, f in enumerate(self.flows) if f), reverse=True)
+        remaining = self.capacity
+        flows_left = self.n_active
+        rates = self.rates
+        for count, w in groups:
+            share = remaining / flows_left
+            own = self.worker_capacity / count
+            rate = own if own < share else share
+            rates[w] = rate
+            remaining -= rate * count
+            flows_left -= count
+
+    def _admit(self, now: float, worker: int, node: int, bits: float, seq: int) -> None:
+        heapq.heappush(self.flows[worker], (self.clocks[worker] + bits, seq, node))
+        self.n_active += 1
+        if self.admitted_at is not None:
+            self.admitted_at[(worker, node)] = now
+
+    def add(self, now: float, key: Any, worker: int, node: int, bits: float) -> None:
+        self._advance(now)
+        self.seq += 1
+        if self.n_active < self.max_streams:
+            self._admit(now, worker, node, bits, self.seq)
+            self._rerate()
+        else:
+            heapq.heappush(self.waiting, (key, self.seq, worker, node, bits))
+
+    def next_time(self) -> float:
+        best = INF
+        for w, flows in enumerate(self.flows):
+            if flows:
+                t = self.t_last + (flows[0][0] - self.clocks[w]) / self.rates[w]
+                if t < best:
+                    best = t
+        return best
+
+    def pop_finished(self, now: float) -> list[tuple[int, int]]:
+        self._advance(now)
+        done = []
+        for w, flows in enumerate(self.flows):
+            if not flows:
+                continue
+            limit = self.clocks[w] + _tolerance(self.clocks[w])
+            while flows and flows[0][0] <= limit:
+                _, _, node = heapq.heappop(flows)
+                self.n_active -= 1
+                done.append((w, node))
+            if flows and self.t_last + (flows[0][0] - self.clocks[w]) / self.rates[w] <= now:
+                # The clock cannot resolve what is left of this transfer: it is finished.
+                _, _, node = heapq.heappop(flows)
+                self.n_active -= 1
+                done.append((w, node))
+            if not flows:
+                self.clocks[w] = 0.0
+        while self.waiting and self.n_active < self.max_streams:
+            _, seq, worker, node, bits = heapq.heappop(self.waiting)
+            self._admit(now, worker, node, bits, seq)
+        if self.n_active:
+            self._rerate()
+        return done
+
+    def served_bits(self, now: float) -> float:
+        self._advance(now)
+        return self.served
+
+
+class _FifoLink:
+    """One transfer in service at a time; the rest wait in order-policy order."""
+
+    __slots__ = ("rate", "current", "finish", "started", "waiting", "seq", "served", "admitted_at")
+
+    def __init__(self, rate_bps: float) -> None:
+        self.rate = rate_bps
+        self.current: tuple[int, int, float] | None = None
+        self.finish = INF
+        self.started = 0.0
+        self.waiting: list[tuple[Any, int, int, int, float]] = []
+        self.seq = 0
+        self.served = 0.0
+        self.admitted_at: dict[tuple[int, int], float] | None = None
+
+    def _start(self, now: float, worker: int, node: int, bits: float) -> None:
+        self.current = (worker, node, bits)
+        self.started = now
+        self.finish = now + bits / self.rate
+        if self.admitted_at is not None:
+            self.admitted_at[(worker, node)] = now
+
+    def add(self, now: float, key: Any, worker: int, node: int, bits: float) -> None:
+        if self.current is None:
+            self._start(now, worker, node, bits)
+        else:
+            self.seq += 1
+            heapq.heappush(self.waiting, (key, self.seq, worker, node, bits))
+
+    def next_time(self) -> float:
+        return self.finish
+
+    def pop_finished(self, now: float) -> list[tuple[int, int]]:
+        current = self.current
+        if current is None or now < self.finish - _tolerance(self.finish):
+            return []
+        worker, node, bits = current
+        self.served += bits
+        self.current = None
+        self.finish = INF
+        if self.waiting:
+            _, _, w, n, b = heapq.heappop(self.waiting)
+            self._start(now, w, n, b)
+        return [(worker, node)]
+
+    def served_bits(self, now: float) -> float:
+        if self.current is None:
+            return self.served
+        return self.served + (now - self.started) * self.rate

@@ -1,0 +1,340 @@
+"""Sweeps: replay a step graph for several worker counts and seeds, and summarize each point.
+
+``predict_throughput`` is the narrow function a validator calls: graph, worker counts, link,
+policies in; one ``Point`` per worker count out. ``predict`` adds what a report needs (the
+calibration, bounds, the configuration). Independent (workers, seed) replays run in parallel
+processes when ``jobs`` > 1. Nothing here writes files.
+"""
+
+from __future__ import annotations
+
+import math
+import multiprocessing
+import os
+import statistics
+import time
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from replay.calibration import Calibration, calibrate_compute_scale
+from replay.compiled import CompiledGraph, compile_graph
+from replay.engine import DurationModel, RunResult, one_step_time_s, simulate
+from replay.link import LinkConfig, profiled_link
+from replay.order import OrderPolicy, order_policy
+from replay.sharing import SharingModel, sharing_model
+from tracetool.errors import ToolError
+from tracetool.stepgraph import StepGraph
+
+# Measured in docs/replay.md ("How many steps"): with 2 warm-up steps per worker, 40 measured
+# steps per worker keep the seed-to-seed spread of steps/s within about 1% on the zoo graphs.
+DEFAULT_MEASURED_STEPS = 40
+DEFAULT_WARMUP_STEPS = 2
+DEFAULT_SEEDS = 3
+
+
+@dataclass(frozen=True)
+class Point:
+    """Predicted throughput of one worker count; spreads are over seeds."""
+
+    workers: int
+    steps_per_second: float
+    steps_per_second_std: float
+    steps_per_second_min: float
+    steps_per_second_max: float
+    examples_per_second: float
+    examples_per_second_std: float
+    examples_per_second_min: float
+    examples_per_second_max: float
+    step_time_s: float
+    compute_s: float
+    waiting_for_parameters_s: float
+    waiting_for_link_s: float
+    downlink_utilization: float
+    uplink_utilization: float
+    ps_utilization: float
+    seeds: int
+    measured_steps: int
+    simulated_ops: int
+    wall_time_s: float
+
+
+@dataclass(frozen=True)
+class ReplaySettings:
+    """How replays are run; everything except the graph, the worker counts and the link."""
+
+    sharing: str = "fair"
+    order: str = "trace"
+    max_streams: int | None = None
+    measured_steps: int = DEFAULT_MEASURED_STEPS
+    warmup_steps: int = DEFAULT_WARMUP_STEPS
+    seeds: int = DEFAULT_SEEDS
+    seed: int = 0
+    deterministic: bool = False
+    jobs: int = 1
+    calibrate: bool = True
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """A whole prediction: configuration, calibration, bounds and points."""
+
+    model: dict[str, Any]
+    link: LinkConfig
+    settings: ReplaySettings
+    calibration: Calibration
+    batch_size: int
+    download_bytes_per_step: int
+    upload_bytes_per_step: int
+    link_bound_steps_per_second: float
+    one_worker_steps_per_second: float
+    points: list[Point]
+    wall_time_s: float
+
+    def to_json_dict(self) -> dict[str, Any]:
+        model = {k: v for k, v in self.model.items() if k not in ("untraced_step_time_s", "traced_step_time_s")}
+        for key in ("untraced_step_time_s", "traced_step_time_s"):
+            facts = self.model.get(key)
+            if isinstance(facts, dict):
+                model[key] = {k: v for k, v in facts.items() if k != "samples"}
+        return {
+            "model": model,
+            "link": asdict(self.link),
+            "settings": asdict(self.settings),
+            "calibration": self.calibration.to_json_dict(),
+            "batch_size": self.batch_size,
+            "download_bytes_per_step": self.download_bytes_per_step,
+            "upload_bytes_per_step": self.upload_bytes_per_step,
+            "link_bound_steps_per_second": self.link_bound_steps_per_second,
+            "one_worker_steps_per_second": self.one_worker_steps_per_second,
+            "wall_time_s": self.wall_time_s,
+            "points": [asdict(p) for p in self.points],
+        }
+
+
+def link_bound_steps_per_second(compiled: CompiledGraph, link: LinkConfig) -> float:
+    """Steps/s at which one direction of the PS interface is busy all the time."""
+    bounds = []
+    if compiled.download_bytes > 0:
+        bounds.append(link.download_bandwidth_bps / (8.0 * compiled.download_bytes))
+    if compiled.upload_bytes > 0:
+        bounds.append(link.upload_bandwidth_bps / (8.0 * compiled.upload_bytes))
+    return min(bounds) if bounds else math.inf
+
+
+def check_workers(workers: list[int]) -> list[int]:
+    if not workers:
+        raise ToolError("give at least one worker count")
+    for n in workers:
+        if n < 1:
+            raise ToolError(f"worker counts must be at least 1, got {n}")
+    return sorted(set(workers))
+
+
+# Per-process state of the pool: the run inputs are sent once per process, not per task.
+_POOL_STATE: dict[str, Any] = {}
+
+
+def _pool_init(state: dict[str, Any]) -> None:
+    _POOL_STATE.clear()
+    _POOL_STATE.update(state)
+
+
+def _run_one(task: tuple[int, int]) -> tuple[int, int, RunResult, float]:
+    workers, seed = task
+    s = _POOL_STATE
+    began = time.perf_counter()
+    result = simulate(
+        s["compiled"],
+        workers,
+        s["link"],
+        sharing=s["sharing"],
+        order=s["order"],
+        durations=s["durations"],
+        measured_steps=s["measured_steps"],
+        warmup_steps=s["warmup_steps"],
+        seed=seed,
+        stagger_s=s["stagger_s"],
+    )
+    return workers, seed, result, time.perf_counter() - began
+
+
+def _summarize(workers: int, runs: list[RunResult], batch_size: int, wall_s: float) -> Point:
+    rates = [r.steps_per_second for r in runs]
+    mean = statistics.fmean(rates)
+    std = statistics.stdev(rates) if len(rates) > 1 else 0.0
+
+    def avg(name: str) -> float:
+        return statistics.fmean(getattr(r, name) for r in runs)
+
+    return Point(
+        workers=workers,
+        steps_per_second=mean,
+        steps_per_second_std=std,
+        steps_per_second_min=min(rates),
+        steps_per_second_max=max(rates),
+        examples_per_second=mean * batch_size,
+        examples_per_second_std=std * batch_size,
+        examples_per_second_min=min(rates) * batch_size,
+        examples_per_second_max=max(rates) * batch_size,
+        step_time_s=avg("step_time_s"),
+        compute_s=avg("compute_s"),
+        waiting_for_parameters_s=avg("waiting_for_parameters_s"),
+        waiting_for_link_s=avg("waiting_for_link_s"),
+        downlink_utilization=avg("downlink_utilization"),
+        uplink_utilization=avg("uplink_utilization"),
+        ps_utilization=avg("ps_utilization"),
+        seeds=len(runs),
+        measured_steps=round(avg("measured_steps")),
+        simulated_ops=sum(r.simulated_ops for r in runs),
+        wall_time_s=wall_s,
+    )
+
+
+def run_sweep(
+    compiled: CompiledGraph,
+    workers: list[int],
+    link: LinkConfig,
+    sharing: SharingModel,
+    order: OrderPolicy,
+    durations: DurationModel,
+    settings: ReplaySettings,
+    batch_size: int,
+    stagger_s: float,
+) -> list[Point]:
+    """Replay every (worker count, seed) pair, in parallel when settings.jobs > 1."""
+    state = {
+        "compiled": compiled,
+        "link": link,
+        "sharing": sharing,
+        "order": order,
+        "durations": durations,
+        "measured_steps": settings.measured_steps,
+        "warmup_steps": settings.warmup_steps,
+        "stagger_s": stagger_s,
+    }
+    # Largest worker counts first: they take longest, so the pool stays balanced.
+    tasks = [(n, settings.seed + k) for n in sorted(workers, reverse=True) for k in range(settings.seeds)]
+    jobs = max(1, min(settings.jobs, len(tasks)))
+    if jobs == 1:
+        _pool_init(state)
+        outcomes = [_run_one(task) for task in tasks]
+    else:
+        method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+        with ProcessPoolExecutor(
+            max_workers=jobs, mp_context=multiprocessing.get_context(method), initializer=_pool_init, initargs=(state,)
+        ) as pool:
+            outcomes = list(pool.map(_run_one, tasks))
+    by_workers: dict[int, list[tuple[int, RunResult, float]]] = {}
+    for n, seed, result, wall in outcomes:
+        by_workers.setdefault(n, []).append((seed, result, wall))
+    points = []
+    for n in sorted(by_workers):
+        runs = [r for _, r, _ in sorted(by_workers[n], key=lambda item: item[0])]
+        points.append(_summarize(n, runs, batch_size, sum(w for _, _, w in by_workers[n])))
+    return points
+
+
+def default_jobs() -> int:
+    return max(1, min(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1, 8))
+
+
+def _prepare(
+    graph: StepGraph, link: LinkConfig | None, settings: ReplaySettings
+) -> tuple[CompiledGraph, LinkConfig, SharingModel, OrderPolicy, Calibration]:
+    if settings.measured_steps < 1:
+        raise ToolError(f"--steps must be at least 1, got {settings.measured_steps}")
+    if settings.warmup_steps < 0:
+        raise ToolError(f"--warmup must be zero or more, got {settings.warmup_steps}")
+    if settings.seeds < 1:
+        raise ToolError(f"--seeds must be at least 1, got {settings.seeds}")
+    if settings.max_streams is not None and settings.max_streams < 1:
+        raise ToolError(f"--max-streams must be at least 1, got {settings.max_streams}")
+    try:
+        sharing = sharing_model(settings.sharing, settings.max_streams)
+        order = order_policy(settings.order)
+    except ValueError as exc:
+        raise ToolError(str(exc)) from None
+    compiled = compile_graph(graph)
+    link = link or profiled_link(graph)
+    if settings.calibrate:
+        calibration = calibrate_compute_scale(compiled, graph.model, profiled_link(graph), sharing, order)
+    else:
+        unscaled = one_step_time_s(compiled, profiled_link(graph), sharing=sharing, order=order)
+        calibration = Calibration(
+            1.0, None, unscaled, unscaled, 1, "calibration switched off; durations used as traced"
+        )
+    return compiled, link, sharing, order, calibration
+
+
+def predict_throughput(
+    graph: StepGraph,
+    workers: list[int],
+    link: LinkConfig | None = None,
+    settings: ReplaySettings = ReplaySettings(),
+) -> list[Point]:
+    """Predicted throughput of ``graph`` for each worker count on ``link`` (default: the profiled link)."""
+    return predict(graph, workers, link, settings).points
+
+
+def predict(
+    graph: StepGraph,
+    workers: list[int],
+    link: LinkConfig | None = None,
+    settings: ReplaySettings = ReplaySettings(),
+) -> Prediction:
+    """Calibrate, then replay every worker count; see ``predict_throughput`` for the short form."""
+    began = time.perf_counter()
+    workers = check_workers(list(workers))
+    compiled, link, sharing, order, calibration = _prepare(graph, link, settings)
+    durations = DurationModel(compute_scale=calibration.compute_scale, deterministic=settings.deterministic)
+    one_step = one_step_time_s(compiled, link, sharing=sharing, order=order, compute_scale=calibration.compute_scale)
+    batch_size = int(graph.model.get("batch_size") or 0)
+    points = run_sweep(compiled, workers, link, sharing, order, durations, settings, batch_size, one_step)
+    return Prediction(
+        model=dict(graph.model),
+        link=link,
+        settings=settings,
+        calibration=calibration,
+        batch_size=batch_size,
+        download_bytes_per_step=compiled.download_bytes,
+        upload_bytes_per_step=compiled.upload_bytes,
+        link_bound_steps_per_second=link_bound_steps_per_second(compiled, link),
+        one_worker_steps_per_second=1.0 / one_step if one_step > 0 else math.inf,
+        points=points,
+        wall_time_s=time.perf_counter() - began,
+    )
+
+
+def record_timeline(
+    graph: StepGraph,
+    workers: int,
+    link: LinkConfig | None = None,
+    settings: ReplaySettings = ReplaySettings(),
+    steps: int = 3,
+    calibration: Calibration | None = None,
+) -> tuple[RunResult, CompiledGraph, LinkConfig]:
+    """Replay the first ``steps`` steps of every worker and keep what happened, for a timeline."""
+    compiled, link, sharing, order, found = _prepare(
+        graph, link, settings if calibration is None else _no_cal(settings)
+    )
+    calibration = calibration or found
+    one_step = one_step_time_s(compiled, link, sharing=sharing, order=order, compute_scale=calibration.compute_scale)
+    result = simulate(
+        compiled,
+        workers,
+        link,
+        sharing=sharing,
+        order=order,
+        durations=DurationModel(calibration.compute_scale, settings.deterministic),
+        measured_steps=steps,
+        warmup_steps=0,
+        seed=settings.seed,
+        record_steps=steps,
+        stagger_s=one_step,
+    )
+    return result, compiled, link
+
+
+def _no_cal(settings: ReplaySettings) -> ReplaySettings:
+    return ReplaySettings(**{**asdict(settings), "calibrate": False})
