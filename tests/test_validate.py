@@ -1,0 +1,90 @@
+"""Validation: prediction against measurement, row by row, with the documented files."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO_ROOT, needs_root
+from tracetool.validate import compare, error_pct, summarize
+
+
+def tracetool_argv(*args: str) -> list[str]:
+    return [sys.executable, "-m", "tracetool.cli", *args]
+
+
+def test_error_is_signed_relative_to_the_measurement():
+    """Predicting 1.1 for a measured 1.0 is +10%; 0.5 for 1.0 is -50%."""
+    assert error_pct(1.1, 1.0) == pytest.approx(10.0)
+    assert error_pct(0.5, 1.0) == pytest.approx(-50.0)
+    assert math.isnan(error_pct(1.0, 0.0))
+
+
+def _measured(workers: int, sps: float, saturated: bool = False) -> dict:
+    return {"workers": workers, "steps_per_second": sps, "steps_per_second_ci95": 0.1, "steps_per_second_std": 0.1,
+            "examples_per_second": 32 * sps, "cpu": {"tasks_total_cores": 0.5}, "cpu_saturated": saturated}
+
+
+def _predicted(workers: int, sps: float) -> dict:
+    return {"workers": workers, "steps_per_second": sps, "steps_per_second_std": 0.0, "examples_per_second": 32 * sps}
+
+
+def test_rows_pair_worker_counts_and_summary_takes_absolute_errors():
+    """Rows exist only for counts in both; median and max use |error|; saturated rows are summarized apart."""
+    rows = compare([_predicted(1, 1.1), _predicted(2, 1.5), _predicted(3, 3.0)],
+                   [_measured(1, 1.0), _measured(2, 2.0), _measured(4, 4.0, saturated=True)])
+    assert [r["workers"] for r in rows] == [1, 2]
+    summary = summarize(rows)
+    assert summary["median_abs_error_pct"] == pytest.approx(17.5)
+    assert summary["max_abs_error_pct"] == pytest.approx(25.0)
+    assert summary["cpu_unsaturated"]["points"] == 2
+
+
+@pytest.mark.cluster
+@needs_root
+def test_real_validation_writes_rows_summary_and_plot(tmp_path: Path):
+    """Profile, predict and measure a small mlp at 1 and 2 workers; then reuse both without a cluster."""
+    out = tmp_path / "v"
+    common = ["--model", "mlp", "--model-arg", "width=128", "--batch-size", "8", "--bandwidth", "20mbit"]
+    result = subprocess.run(
+        tracetool_argv("validate", *common, "--workers", "1,2", "--duration", "4", "--warmup", "3",
+                       "--steps", "2", "--seeds", "2", "--out", str(out)),
+        capture_output=True, text=True, timeout=300, cwd=REPO_ROOT,
+    )
+    assert result.returncode == 0, result.stderr
+    data = json.loads((out / "validation.json").read_text())
+    assert [r["workers"] for r in data["rows"]] == [1, 2]
+    for row in data["rows"]:
+        assert row["predicted"] > 0 and row["measured"] > 0
+        assert row["error_pct"] == pytest.approx((row["predicted"] - row["measured"]) / row["measured"] * 100)
+    assert data["summary"]["max_abs_error_pct"] >= data["summary"]["median_abs_error_pct"] >= 0
+    assert (out / "validation.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert (out / "measured" / "measured.json").is_file() and (out / "profile" / "meta.json").is_file()
+    assert "median |error|" in result.stdout
+
+    again = tmp_path / "v2"
+    reuse = subprocess.run(
+        tracetool_argv("validate", *common, "--seeds", "2", "--from-profile", str(out / "profile"),
+                       "--from-measured", str(out / "measured" / "measured.json"), "--out", str(again)),
+        capture_output=True, text=True, timeout=120, cwd=REPO_ROOT,
+    )
+    assert reuse.returncode == 0, reuse.stderr
+    rows = json.loads((again / "validation.json").read_text())["rows"]
+    assert [r["measured"] for r in rows] == [r["measured"] for r in data["rows"]]
+
+
+def test_reused_measurement_of_another_model_is_refused(tmp_path: Path):
+    """--from-measured for a different model is a one-line error, before anything runs."""
+    measured = tmp_path / "measured.json"
+    measured.write_text(json.dumps({"schema": "tfsim.measured", "schema_version": 1, "model": "vgg", "batch_size": 32,
+                                    "bandwidth_bps": 1e8, "points": []}))
+    result = subprocess.run(tracetool_argv("validate", "--model", "mlp", "--from-measured", str(measured),
+                                           "--out", str(tmp_path / "v")),
+                            capture_output=True, text=True, timeout=60, cwd=REPO_ROOT)
+    assert result.returncode == 2
+    assert result.stderr.strip().startswith("error: ") and len(result.stderr.strip().splitlines()) == 1

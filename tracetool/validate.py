@@ -1,0 +1,231 @@
+"""``tracetool validate``: profile one worker, predict N workers, measure them, and compare.
+
+Each stage can be reused from an earlier run (``from_profile``, ``from_measured``). The
+prediction uses the replay engine's Python API on the profile's step graph with the same link
+the measurement had: the PS link shaped to the given bandwidth in both directions, the
+workers' own links unshaped (each worker has its own veth), so the replay gets the workers'
+bandwidth from the profiled loopback link. Outputs: ``validation.json`` (rows and a summary of
+absolute errors), ``validation.png`` and a table; all written atomically.
+
+This module compares; it neither simulates nor measures by itself.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import statistics
+import sys
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from tracetool.atomic_files import write_json_atomically, write_text_atomically
+from tracetool.errors import ToolError
+from tracetool.measure import MeasureRequest, load_measured, run_measure
+from tracetool.topology import format_bandwidth
+
+VALIDATION_FILE = "validation.json"
+PLOT_FILE = "validation.png"
+
+
+@dataclass(frozen=True)
+class ValidateRequest:
+    measure: MeasureRequest  # model, batch size, worker counts, bandwidth, latency, duration
+    out_dir: Path
+    traced_steps: int = 5
+    from_profile: Path | None = None
+    from_measured: Path | None = None
+    order: str = ""
+    seeds: int = 5
+    jobs: int = 1
+
+
+def error_pct(predicted: float, measured: float) -> float:
+    """Signed error of a prediction relative to the measurement, in percent."""
+    return (predicted - measured) / measured * 100.0 if measured > 0 else math.nan
+
+
+def _profile(request: ValidateRequest, say: Any) -> Path:
+    if request.from_profile is not None:
+        if not (request.from_profile / "meta.json").is_file():
+            raise ToolError(f"--from-profile {request.from_profile} holds no meta.json; give a profile folder")
+        return request.from_profile
+    from tracetool.profile import ProfileRequest, run_profile
+
+    m = request.measure
+    say(f"profiling {Path(m.model).stem} on one PS and one worker")
+    return run_profile(ProfileRequest(
+        model=m.model, batch_size=m.batch_size, traced_steps=request.traced_steps,
+        out_dir=request.out_dir / "profile", optimizer=m.optimizer, warmup_steps=m.warmup_steps,
+        intra_op_threads=m.intra_op_threads, inter_op_threads=m.inter_op_threads, model_kwargs=m.model_kwargs,
+        command_line=m.command_line,
+    ))
+
+
+def _measured(request: ValidateRequest, say: Any) -> dict[str, Any]:
+    if request.from_measured is not None:
+        return load_measured(request.from_measured)
+    return load_measured(run_measure(request.measure, progress=say))
+
+
+def predicted_points(profile_dir: Path, workers: list[int], bandwidth_bps: float | None, latency_s: float,
+                     order: str, seeds: int, jobs: int, out_dir: Path) -> dict[str, Any]:
+    """Build the step graph of the profile and replay it for each worker count; return the prediction's JSON."""
+    from replay import ReplaySettings, predict, profiled_link, target_link
+    from tracetool.graph_builder import build_stepgraph_from_path
+    from tracetool.stepgraph import save_stepgraph
+
+    graph = build_stepgraph_from_path(profile_dir)
+    save_stepgraph(graph, out_dir / "graph.json")
+    if bandwidth_bps is None:
+        link = target_link(graph, None, latency_s)
+    else:
+        # measured workers sit on their own unshaped veth: as fast as the profiled loopback link
+        link = target_link(graph, bandwidth_bps, latency_s,
+                           worker_bandwidth_bps=max(profiled_link(graph).download_bandwidth_bps, bandwidth_bps))
+    settings = ReplaySettings(seeds=seeds, jobs=jobs, **({"order": order} if order else {}))
+    try:
+        prediction = predict(graph, workers, link, settings)
+    except ValueError as exc:
+        raise ToolError(f"replay refused the graph of {profile_dir}: {exc}") from None
+    data = prediction.to_json_dict()
+    write_json_atomically(out_dir / "prediction.json", data)
+    return data
+
+
+def compare(predicted: list[dict[str, Any]], measured: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    by_workers = {p["workers"]: p for p in predicted}
+    rows = []
+    for m in sorted(measured, key=lambda p: p["workers"]):
+        p = by_workers.get(m["workers"])
+        if p is None:
+            continue
+        cpu = m.get("cpu") or {}
+        rows.append({
+            "workers": m["workers"],
+            "predicted": p["steps_per_second"],
+            "predicted_std": p["steps_per_second_std"],
+            "measured": m["steps_per_second"],
+            "measured_ci95": m["steps_per_second_ci95"],
+            "measured_std": m["steps_per_second_std"],
+            "error_pct": error_pct(p["steps_per_second"], m["steps_per_second"]),
+            "predicted_examples_per_second": p["examples_per_second"],
+            "measured_examples_per_second": m["examples_per_second"],
+            "predicted_downlink_utilization": p.get("downlink_utilization"),
+            "predicted_uplink_utilization": p.get("uplink_utilization"),
+            "cpu_cores": cpu.get("tasks_total_cores"),
+            "cpu_saturated": bool(m.get("cpu_saturated")),
+        })
+    return rows
+
+
+def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    def stats(selected: list[dict[str, Any]]) -> dict[str, Any]:
+        errors = [abs(r["error_pct"]) for r in selected if not math.isnan(r["error_pct"])]
+        return {
+            "points": len(errors),
+            "median_abs_error_pct": statistics.median(errors) if errors else None,
+            "max_abs_error_pct": max(errors) if errors else None,
+            "mean_signed_error_pct": statistics.fmean(r["error_pct"] for r in selected) if errors else None,
+        }
+
+    unsaturated = [r for r in rows if not r["cpu_saturated"]]
+    return {**stats(rows), "cpu_unsaturated": stats(unsaturated)}
+
+
+def format_table(title: str, rows: list[dict[str, Any]], summary: dict[str, Any]) -> str:
+    lines = [title, f"{'workers':>7} {'predicted':>10} {'measured':>16} {'error':>8}  CPU cores"]
+    for r in rows:
+        cpu = f"{r['cpu_cores']:.2f}" if r["cpu_cores"] is not None else "-"
+        flag = "  saturated" if r["cpu_saturated"] else ""
+        lines.append(f"{r['workers']:>7} {r['predicted']:>10.3f} {r['measured']:>9.3f} +-{r['measured_ci95']:<5.3f}"
+                     f" {r['error_pct']:>+7.1f}%  {cpu}{flag}")
+    if summary["points"]:
+        lines.append(f"steps/s; median |error| {summary['median_abs_error_pct']:.1f}%, "
+                     f"max |error| {summary['max_abs_error_pct']:.1f}%")
+    return "\n".join(lines)
+
+
+def plot_png(title: str, rows: list[dict[str, Any]]) -> bytes:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    workers = [r["workers"] for r in rows]
+    fig, ax = plt.subplots(figsize=(6, 4), dpi=110)
+    ax.errorbar(workers, [r["predicted"] for r in rows], yerr=[r["predicted_std"] for r in rows],
+                marker="o", capsize=4, label="predicted (replay, std over seeds)")
+    ax.errorbar(workers, [r["measured"] for r in rows], yerr=[r["measured_ci95"] for r in rows],
+                marker="s", capsize=4, label="measured (95% CI)")
+    saturated = [r for r in rows if r["cpu_saturated"]]
+    if saturated:
+        ax.scatter([r["workers"] for r in saturated], [r["measured"] for r in saturated], s=160,
+                   facecolors="none", edgecolors="red", label="CPU saturated")
+    ax.set_xlabel("workers")
+    ax.set_ylabel("steps per second (all workers)")
+    ax.set_xticks(workers)
+    ax.set_ylim(bottom=0)
+    ax.set_title(title, fontsize=10)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png")
+    plt.close(fig)
+    return buffer.getvalue()
+
+
+def run_validate(request: ValidateRequest, progress: Any = None) -> Path:
+    """Profile (or reuse), predict, measure (or reuse) and compare; return the path of validation.json."""
+    say = progress or (lambda text: print(text, file=sys.stderr, flush=True))
+    m = request.measure
+    measured_file = None
+    if request.from_measured is not None:
+        measured_file = load_measured(request.from_measured)
+        if measured_file["model"] != m.model or measured_file["batch_size"] != m.batch_size:
+            raise ToolError(f"{request.from_measured} measured {measured_file['model']} at batch "
+                            f"{measured_file['batch_size']}, not {m.model} at batch {m.batch_size}")
+        bandwidth = m.bandwidth_bps or measured_file.get("bandwidth_bps")
+        if m.bandwidth_bps and measured_file.get("bandwidth_bps") != m.bandwidth_bps:
+            raise ToolError(f"{request.from_measured} was measured at bandwidth {measured_file.get('bandwidth_bps')} "
+                            f"bit/s, not {m.bandwidth_bps:g}")
+        workers = m.workers or tuple(p["workers"] for p in measured_file["points"])
+        m = replace(m, bandwidth_bps=bandwidth, workers=workers)
+    m.check()
+    request = replace(request, measure=m)
+    if request.seeds < 1:
+        raise ToolError(f"--seeds must be at least 1, got {request.seeds}")
+    out_dir = request.out_dir.resolve()
+    profile_dir = _profile(request, say)
+    say("predicting with the replay engine")
+    prediction = predicted_points(profile_dir, list(m.workers), m.bandwidth_bps, m.latency_s or 0.0,
+                                  request.order, request.seeds, request.jobs, out_dir)
+    measured = measured_file if measured_file is not None else _measured(request, say)
+    rows = compare(prediction["points"], measured["points"])
+    if not rows:
+        raise ToolError("the prediction and the measurement share no worker count")
+    summary = summarize(rows)
+    link = format_bandwidth(m.bandwidth_bps) if m.bandwidth_bps else "unshaped loopback"
+    title = f"{Path(m.model).stem}, batch {m.batch_size}, PS link {link}"
+    document = {
+        "schema": "tfsim.validation",
+        "schema_version": 1,
+        "model": m.model,
+        "batch_size": m.batch_size,
+        "bandwidth_bps": m.bandwidth_bps,
+        "latency_s": m.latency_s,
+        "profile": str(profile_dir),
+        "prediction_settings": prediction["settings"],
+        "prediction_link": prediction["link"],
+        "calibration": prediction["calibration"],
+        "link_bound_steps_per_second": prediction["link_bound_steps_per_second"],
+        "measured_cpu_saturated": measured.get("cpu_saturated", False),
+        "rows": rows,
+        "summary": summary,
+    }
+    write_json_atomically(out_dir / VALIDATION_FILE, document)
+    write_text_atomically(out_dir / PLOT_FILE, plot_png(title, rows))
+    print(format_table(title, rows, summary))
+    return out_dir / VALIDATION_FILE
