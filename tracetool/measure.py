@@ -326,15 +326,23 @@ def _task_pids(cluster: LocalCluster) -> dict[str, int]:
     return pids
 
 
-def watch_measurement(cluster: LocalCluster, timeout_s: float, progress: ProgressFn) -> tuple[dict, dict | None]:
-    """Follow the workers' events; snapshot CPU at the window's edges; return the chief's result and CPU use."""
+def watch_measurement(
+    cluster: LocalCluster, timeout_s: float, progress: ProgressFn
+) -> tuple[dict, dict | None, dict[int, list]]:
+    """Follow the workers' events; snapshot CPU at the window's edges.
+
+    Returns the chief's result, the CPU use and each worker's step spans (by task index).
+    """
     result: dict[str, Any] | None = None
+    spans: dict[int, list] = {}
     before: CpuSnapshot | None = None
     cpu: dict[str, Any] | None = None
     warm = 0
     announced = False
-    for _name, event in worker_events(cluster, timeout_s):
+    for name, event in worker_events(cluster, timeout_s):
         kind = event["event"]
+        if kind == "window_ended":
+            spans[int(name.split()[-1])] = event.get("step_spans_s", [])
         if kind == "phase" and event["phase"] == "warm":
             warm += 1
             progress(f"  {warm}/{cluster.workers} workers warm")
@@ -351,7 +359,7 @@ def watch_measurement(cluster: LocalCluster, timeout_s: float, progress: Progres
             result = event
     if result is None:
         raise ToolError("the chief worker ended without reporting the cluster's step counts")
-    return result, cpu
+    return result, cpu, spans
 
 
 def measure_point(request: MeasureRequest, workers: int, topology: ShapedTopology | None,
@@ -362,8 +370,11 @@ def measure_point(request: MeasureRequest, workers: int, topology: ShapedTopolog
         spec = request.task_spec(cluster.cluster_addresses())
         cluster.start(spec)
         progress(f"  started 1 PS and {workers} worker process(es)")
-        result, cpu = watch_measurement(cluster, timeout_s, progress)
-    return build_point(result, request.batch_size, cpu)
+        result, cpu, spans = watch_measurement(cluster, timeout_s, progress)
+    point = build_point(result, request.batch_size, cpu)
+    for entry in point["per_worker"]:
+        entry["step_spans_s"] = spans.get(entry["task_index"], [])
+    return point
 
 
 def latency_note(request: MeasureRequest) -> str | None:

@@ -140,6 +140,9 @@ def run_measure(spec: TaskSpec, target: str, task_index: int, emit: Callable[...
 
         counts = [0.0] * bins
         step_times: list[float] = []
+        # (start, duration) of every step that started in the window, relative to its start: shows
+        # how the workers' steps interleave on the shared link
+        step_spans: list[tuple[float, float]] = []
         cpu_at_start: float | None = None
         started = False
         while True:
@@ -153,13 +156,14 @@ def run_measure(spec: TaskSpec, target: str, task_index: int, emit: Callable[...
             spread_over_bins(step_start, step_end, window_start, bin_s, counts)
             if step_start >= window_start:
                 step_times.append(step_end - step_start)
+                step_spans.append((round(step_start - window_start, 4), round(step_end - step_start, 4)))
                 started = True
             if step_end >= window_end and started:
                 break
         cpu_s = process_cpu_s() - (cpu_at_start if cpu_at_start is not None else process_cpu_s())
         mean_step_s = sum(step_times) / len(step_times) if step_times else math.nan
         emit("window_ended", unix_s=time.time(), steps=sum(counts), bin_counts=counts, cpu_s=cpu_s,
-             mean_step_time_s=mean_step_s)
+             mean_step_time_s=mean_step_s, step_spans_s=step_spans)
         sess.run(coord.report, {coord.task: task_index, coord.row: counts, coord.cpu_value: cpu_s,
                                 coord.step_value: mean_step_s})
         sess.run(coord.mark_finished)
