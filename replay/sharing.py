@@ -131,12 +131,14 @@ class _ConnectionFairLink:
         "seq",
         "served",
         "admitted_at",
+        "admit_at",
     )
 
     def __init__(self, capacity_bps: float, worker_capacity_bps: float, n_workers: int, max_streams: int | None):
         self.capacity = capacity_bps
         self.worker_capacity = worker_capacity_bps
-        self.max_streams = max_streams or 1 << 62
+        self.max_streams = max_streams or 0  # 0: no cap
+        self.admit_at = INF  # when capped, waiting transfers are admitted at the end of the instant they arrive
         self.rate = 0.0  # bits/s of every active connection
         self.active_workers = 0
         self.n_admitted = 0
@@ -194,11 +196,13 @@ class _ConnectionFairLink:
     def add(self, now: float, key: Any, worker: int, node: int, bits: float) -> None:
         self._advance(now)
         self.seq += 1
-        if self.n_admitted < self.max_streams:
+        if not self.max_streams:
             self._admit(now, worker, node, bits, self.seq)
             self._set_rate()
         else:
             heapq.heappush(self.waiting, (key, self.seq, worker, node, bits))
+            if self.n_admitted < self.max_streams:
+                self.admit_at = now
 
     def _top(self) -> tuple[float, int, int] | None:
         finish, version = self.finish, self.version
@@ -209,8 +213,9 @@ class _ConnectionFairLink:
     def next_time(self) -> float:
         top = self._top()
         if top is None:
-            return INF
-        return self.t_last + (top[0] - self.clock) / self.rate
+            return self.admit_at
+        at = self.t_last + (top[0] - self.clock) / self.rate
+        return at if at < self.admit_at else self.admit_at
 
     def _finish_first(self, worker: int, done: list[tuple[int, int]], limit: float) -> None:
         self._sync(worker)
@@ -229,7 +234,7 @@ class _ConnectionFairLink:
             top = self._top()
             if top is None:
                 break
-            if top[0] > limit and (done or self.t_last + (top[0] - self.clock) / self.rate > now):
+            if top[0] > limit and (done or self.t_last + (top[0] - self.clock) / self.rate > now + _tolerance(now)):
                 break
             worker = top[2]
             before = len(done)
@@ -242,6 +247,7 @@ class _ConnectionFairLink:
         if not self.active_workers:
             self.clock = 0.0
             self.finish.clear()
+        self.admit_at = INF
         while self.waiting and self.n_admitted < self.max_streams:
             _, seq, worker, node, bits = heapq.heappop(self.waiting)
             self._admit(now, worker, node, bits, seq)
@@ -256,11 +262,23 @@ class _ConnectionFairLink:
 class _SharedProcessorLink:
     """Processor sharing of one capacity among all active transfers, with one virtual clock."""
 
-    __slots__ = ("capacity", "max_streams", "clock", "t_last", "active", "waiting", "seq", "served", "admitted_at")
+    __slots__ = (
+        "capacity",
+        "max_streams",
+        "clock",
+        "t_last",
+        "active",
+        "waiting",
+        "seq",
+        "served",
+        "admitted_at",
+        "admit_at",
+    )
 
     def __init__(self, capacity_bps: float, max_streams: int | None) -> None:
         self.capacity = capacity_bps
-        self.max_streams = max_streams or 1 << 62
+        self.max_streams = max_streams or 0  # 0: no cap
+        self.admit_at = INF
         self.clock = 0.0  # bits served to each active transfer since the link was last idle
         self.t_last = 0.0
         self.active: list[tuple[float, int, int, int]] = []  # (finish tag, seq, worker, node)
@@ -280,18 +298,21 @@ class _SharedProcessorLink:
     def add(self, now: float, key: Any, worker: int, node: int, bits: float) -> None:
         self._advance(now)
         self.seq += 1
-        if len(self.active) < self.max_streams:
+        if not self.max_streams:
             heapq.heappush(self.active, (self.clock + bits, self.seq, worker, node))
             if self.admitted_at is not None:
                 self.admitted_at[(worker, node)] = now
         else:
             heapq.heappush(self.waiting, (key, self.seq, worker, node, bits))
+            if len(self.active) < self.max_streams:
+                self.admit_at = now
 
     def next_time(self) -> float:
         active = self.active
         if not active:
-            return INF
-        return self.t_last + (active[0][0] - self.clock) * len(active) / self.capacity
+            return self.admit_at
+        at = self.t_last + (active[0][0] - self.clock) * len(active) / self.capacity
+        return at if at < self.admit_at else self.admit_at
 
     def pop_finished(self, now: float) -> list[tuple[int, int]]:
         self._advance(now)
@@ -301,13 +322,14 @@ class _SharedProcessorLink:
         while active and active[0][0] <= limit:
             _, _, worker, node = heapq.heappop(active)
             done.append((worker, node))
-        if not done and active and self.next_time() <= now:
+        if not done and active and self.t_last + (active[0][0] - self.clock) * len(active) / self.capacity <= now:
             # The clock cannot resolve what is left of this transfer: it is finished.
             _, _, worker, node = heapq.heappop(active)
             done.append((worker, node))
         if not active:
             self.clock = 0.0
         waiting = self.waiting
+        self.admit_at = INF
         while waiting and len(active) < self.max_streams:
             _, seq, worker, node, bits = heapq.heappop(waiting)
             heapq.heappush(active, (self.clock + bits, seq, worker, node))
@@ -337,12 +359,14 @@ class _MaxMinLink:
         "seq",
         "served",
         "admitted_at",
+        "admit_at",
     )
 
     def __init__(self, capacity_bps: float, worker_capacity_bps: float, n_workers: int, max_streams: int | None):
         self.capacity = capacity_bps
         self.worker_capacity = worker_capacity_bps
-        self.max_streams = max_streams or 1 << 62
+        self.max_streams = max_streams or 0  # 0: no cap
+        self.admit_at = INF
         self.clocks = [0.0] * n_workers
         self.rates = [0.0] * n_workers  # bits/s of each transfer of that worker
         self.flows: list[list[tuple[float, int, int]]] = [[] for _ in range(n_workers)]  # (tag, seq, node)
@@ -387,14 +411,16 @@ class _MaxMinLink:
     def add(self, now: float, key: Any, worker: int, node: int, bits: float) -> None:
         self._advance(now)
         self.seq += 1
-        if self.n_active < self.max_streams:
+        if not self.max_streams:
             self._admit(now, worker, node, bits, self.seq)
             self._rerate()
         else:
             heapq.heappush(self.waiting, (key, self.seq, worker, node, bits))
+            if self.n_active < self.max_streams:
+                self.admit_at = now
 
     def next_time(self) -> float:
-        best = INF
+        best = self.admit_at
         for w, flows in enumerate(self.flows):
             if flows:
                 t = self.t_last + (flows[0][0] - self.clocks[w]) / self.rates[w]
@@ -420,7 +446,8 @@ class _MaxMinLink:
                 done.append((w, node))
             if not flows:
                 self.clocks[w] = 0.0
-        while self.waiting and self.n_active < self.max_streams:
+        self.admit_at = INF
+        while self.waiting and (not self.max_streams or self.n_active < self.max_streams):
             _, seq, worker, node, bits = heapq.heappop(self.waiting)
             self._admit(now, worker, node, bits, seq)
         if self.n_active:
@@ -455,27 +482,31 @@ class _FifoLink:
             self.admitted_at[(worker, node)] = now
 
     def add(self, now: float, key: Any, worker: int, node: int, bits: float) -> None:
+        # Everything queues; an idle link picks the smallest key at the end of this instant, so
+        # transfers that become ready together are served in policy order.
+        self.seq += 1
+        heapq.heappush(self.waiting, (key, self.seq, worker, node, bits))
         if self.current is None:
-            self._start(now, worker, node, bits)
-        else:
-            self.seq += 1
-            heapq.heappush(self.waiting, (key, self.seq, worker, node, bits))
+            self.finish = now
 
     def next_time(self) -> float:
         return self.finish
 
     def pop_finished(self, now: float) -> list[tuple[int, int]]:
         current = self.current
-        if current is None or now < self.finish - _tolerance(self.finish):
-            return []
-        worker, node, bits = current
-        self.served += bits
-        self.current = None
+        done = []
+        if current is not None:
+            if now < self.finish - _tolerance(self.finish):
+                return done
+            worker, node, bits = current
+            self.served += bits
+            self.current = None
+            done.append((worker, node))
         self.finish = INF
         if self.waiting:
             _, _, w, n, b = heapq.heappop(self.waiting)
             self._start(now, w, n, b)
-        return [(worker, node)]
+        return done
 
     def served_bits(self, now: float) -> float:
         if self.current is None:

@@ -1,0 +1,164 @@
+"""The event loop's semantics on graphs with known answers (replay.engine)."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import replace
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from replay.compiled import KIND_DOWNLOAD, KIND_UPLOAD, compile_graph, critical_path_us
+from replay.engine import DurationModel, simulate
+from replay.link import LinkConfig
+from replay.sharing import FairSharing, FifoSharing
+from replay.synthetic import chain_graph, random_graph
+
+FAST = LinkConfig(1e15, 1e15)
+DETERMINISTIC = DurationModel(deterministic=True)
+
+
+def step_rate(graph, workers, link, **kwargs) -> float:
+    kwargs.setdefault("durations", DETERMINISTIC)
+    kwargs.setdefault("measured_steps", 10)
+    return simulate(compile_graph(graph), workers, link, **kwargs).steps_per_second
+
+
+def test_one_worker_chain_takes_its_known_time():
+    """One worker on a chain takes download + compute + upload + update, with link time and overheads."""
+    graph = chain_graph(compute_us=2000.0, download_bytes=125_000, upload_bytes=250_000, ps_update_us=500.0)
+    link = LinkConfig(1e8, 1e8, latency_s=0.001, per_transfer_overhead_s=0.0002)
+    expected_s = (0.01 + 0.0012) + 0.002 + (0.02 + 0.0012) + 0.0005
+    assert step_rate(graph, 1, link) == pytest.approx(1.0 / expected_s, rel=1e-9)
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 10_000), layers=st.integers(1, 5))
+def test_one_worker_equals_critical_path_when_nothing_is_shared(seed, layers):
+    """With every op on its own lane and an unlimited link, one worker's step is the critical path."""
+    graph = random_graph(random.Random(seed), layers=layers, lanes=1)
+    # Give every worker op its own lane so lanes never serialize anything.
+    graph.nodes = [
+        replace(n, lane=f"{n.lane.split('#')[0]}#thread:{n.id}") if n.kind == "compute" else n for n in graph.nodes
+    ]
+    # PS ops share one PS lane; give each its own device so they never queue either.
+    graph.nodes = [
+        replace(n, device=f"/job:ps/replica:0/task:0/device:CPU:{n.id}") if n.kind == "ps_compute" else n
+        for n in graph.nodes
+    ]
+    compiled = compile_graph(graph)
+    transfer_us = [8e6 * b / FAST.download_bandwidth_bps for b in compiled.bytes]
+    expected_us = critical_path_us(compiled, transfer_us)[compiled.end]
+    rate = simulate(compiled, 1, FAST, durations=DETERMINISTIC, measured_steps=3, warmup_steps=0).steps_per_second
+    assert 1.0 / rate == pytest.approx(expected_us * 1e-6, rel=1e-6, abs=1e-9)
+
+
+def test_critical_path_includes_known_transfer_times():
+    """Transfer times on an uncontended link add to the critical path like any other op."""
+    graph = random_graph(random.Random(7), layers=3)
+    compiled = compile_graph(graph)
+    link = LinkConfig(1e9, 1e9)
+    transfer_us = [
+        8e6 * b / 1e9 if k in (KIND_DOWNLOAD, KIND_UPLOAD) else 0.0
+        for b, k in zip(compiled.bytes, compiled.kind, strict=True)
+    ]
+    lower_bound_us = critical_path_us(compiled, transfer_us)[compiled.end]
+    rate = simulate(compiled, 1, link, durations=DETERMINISTIC, measured_steps=3, warmup_steps=0).steps_per_second
+    # One lane serializes compute, and transfers of one worker share the link: never faster than the path.
+    assert 1.0 / rate >= lower_bound_us * 1e-6 * (1 - 1e-9)
+
+
+def test_link_bound_case_saturates_at_bandwidth_over_bytes_per_step():
+    """With negligible compute, many workers reach downlink bandwidth / bits per step and no more."""
+    graph = chain_graph(compute_us=10.0, download_bytes=1_000_000, upload_bytes=1_000)
+    link = LinkConfig(1e8, 1e8)
+    bound = 1e8 / 8e6
+    rate = step_rate(graph, 16, link, durations=DurationModel(), measured_steps=20, stagger_s=0.08)
+    # The window opens and closes on step ends, so it may hold part of a step more than the link carried.
+    assert rate <= bound * (1 + 1 / (16 * 20))
+    assert rate == pytest.approx(bound, rel=0.02)
+
+
+def test_fifo_link_bound_case_saturates_too():
+    """Under fifo sharing the link-bound throughput is the same bandwidth / bits per step."""
+    graph = chain_graph(compute_us=10.0, download_bytes=1_000_000, upload_bytes=1_000_000)
+    rate = step_rate(graph, 8, LinkConfig(1e8, 1e8), sharing=FifoSharing(), measured_steps=20)
+    assert rate == pytest.approx(1e8 / 8e6, rel=0.02)
+
+
+@settings(max_examples=20, deadline=None)
+@given(seed=st.integers(0, 10_000), workers=st.integers(2, 6), bandwidth=st.sampled_from([1e7, 1e8, 1e9]))
+def test_throughput_never_exceeds_n_times_one_worker(seed, workers, bandwidth):
+    """N workers never do more than N times the steps of one worker."""
+    graph = random_graph(random.Random(seed), layers=3, lanes=2)
+    link = LinkConfig(bandwidth, bandwidth, per_transfer_overhead_s=1e-4)
+    one = step_rate(graph, 1, link)
+    many = step_rate(graph, workers, link, stagger_s=1.0 / one)
+    # Allow the window's boundary effect: at most part of one step in the measured steps.
+    assert many <= workers * one * (1 + 1 / (workers * 10))
+
+
+def test_throughput_never_falls_when_bandwidth_grows():
+    """More bandwidth never lowers the predicted throughput of a worker count."""
+    graph = random_graph(random.Random(3), layers=4, lanes=1, max_bytes=2_000_000)
+    for workers in (1, 4):
+        rates = []
+        for bandwidth in (1e7, 3e7, 1e8, 3e8, 1e9, 1e10):
+            link = LinkConfig(bandwidth, bandwidth)
+            one = step_rate(graph, 1, link)
+            rates.append(step_rate(graph, workers, link, stagger_s=1.0 / one))
+        assert all(b >= a * (1 - 1e-3) for a, b in zip(rates, rates[1:], strict=False)), rates
+
+
+def test_fixed_seed_reproduces_the_run():
+    """Two replays with the same seed give identical results; another seed differs."""
+    graph = random_graph(random.Random(5), layers=3)
+    compiled = compile_graph(graph)
+    link = LinkConfig(1e8, 1e8)
+    runs = [simulate(compiled, 4, link, seed=s, measured_steps=10, stagger_s=0.05) for s in (11, 11, 12)]
+    assert runs[0] == runs[1]
+    assert runs[0].steps_per_second != runs[2].steps_per_second
+
+
+def test_fifo_and_fair_agree_when_transfers_never_overlap():
+    """One worker on a chain never has two transfers in one direction at once, so fifo equals fair."""
+    graph = chain_graph(compute_us=(900.0, 1100.0, 1000.0), download_bytes=300_000, upload_bytes=200_000)
+    link = LinkConfig(1e8, 5e7, latency_s=1e-4)
+    fair = simulate(compile_graph(graph), 1, link, sharing=FairSharing(), seed=3, measured_steps=20)
+    fifo = simulate(compile_graph(graph), 1, link, sharing=FifoSharing(), seed=3, measured_steps=20)
+    assert fifo.steps_per_second == pytest.approx(fair.steps_per_second, rel=1e-9)
+
+
+def test_fair_with_one_stream_equals_fifo():
+    """Fair sharing capped at one concurrent transfer serves like fifo."""
+    graph = random_graph(random.Random(9), layers=4)
+    compiled = compile_graph(graph)
+    link = LinkConfig(1e8, 1e8)
+    fifo = simulate(compiled, 3, link, sharing=FifoSharing(), seed=1, measured_steps=10, stagger_s=0.01)
+    capped = simulate(compiled, 3, link, sharing=FairSharing(max_streams=1), seed=1, measured_steps=10, stagger_s=0.01)
+    assert capped.steps_per_second == pytest.approx(fifo.steps_per_second, rel=1e-9)
+
+
+def test_step_time_breakdown_adds_up_to_the_step_time():
+    """Compute, waiting for parameters and waiting for the link add up to the mean step time."""
+    graph = random_graph(random.Random(2), layers=4)
+    result = simulate(compile_graph(graph), 4, LinkConfig(1e8, 1e8), measured_steps=15, stagger_s=0.02)
+    parts = result.compute_s + result.waiting_for_parameters_s + result.waiting_for_link_s
+    assert parts == pytest.approx(result.step_time_s, rel=1e-6)
+
+
+def test_utilizations_stay_between_zero_and_one():
+    """Link and PS utilizations are fractions, and a saturated downlink is close to one."""
+    graph = chain_graph(compute_us=10.0, download_bytes=1_000_000, upload_bytes=10)
+    result = simulate(compile_graph(graph), 8, LinkConfig(1e8, 1e8), measured_steps=10, durations=DETERMINISTIC)
+    for value in (result.downlink_utilization, result.uplink_utilization, result.ps_utilization):
+        assert 0.0 <= value <= 1.0 + 1e-9
+    assert result.downlink_utilization == pytest.approx(1.0, rel=0.01)
+
+
+def test_worker_interface_slower_than_the_ps_caps_one_worker():
+    """A worker whose own interface is slower than the PS's gets at most its own bandwidth."""
+    graph = chain_graph(compute_us=0.0, download_bytes=1_000_000, upload_bytes=0)
+    link = LinkConfig(1e9, 1e9, worker_bandwidth_bps=1e8)
+    assert step_rate(graph, 1, link) == pytest.approx(1e8 / 8e6, rel=1e-6)

@@ -1,0 +1,105 @@
+"""Link-sharing models on hand-made transfers with known finish times (replay.sharing)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from replay.sharing import FairSharing, FifoSharing, TransferFairSharing
+
+
+def drain(link, arrivals):
+    """Feed (time, worker, node, bits) arrivals to a link and return {(worker, node): finish time}."""
+    pending = sorted(arrivals)
+    finished = {}
+    now = 0.0
+    while pending or link.next_time() < math.inf:
+        next_arrival = pending[0][0] if pending else math.inf
+        next_finish = link.next_time()
+        if next_arrival <= next_finish:
+            now, worker, node, bits = pending.pop(0)
+            link.add(now, (now, node), worker, node, bits)
+        else:
+            now = next_finish
+            for done in link.pop_finished(now):
+                finished[done] = now
+    return finished
+
+
+def test_fair_splits_capacity_between_connections_then_gives_it_back():
+    """Two workers' equal transfers share the link; each takes twice as long as alone."""
+    link = FairSharing().new_link(100.0, 100.0, 2)
+    finished = drain(link, [(0.0, 0, 0, 100.0), (0.0, 1, 0, 100.0)])
+    assert finished[(0, 0)] == pytest.approx(2.0)
+    assert finished[(1, 0)] == pytest.approx(2.0)
+
+
+def test_fair_is_per_connection_not_per_transfer():
+    """A worker with two transfers gets half the link, like a worker with one."""
+    link = FairSharing().new_link(100.0, 100.0, 2)
+    finished = drain(link, [(0.0, 0, 0, 50.0), (0.0, 0, 1, 50.0), (0.0, 1, 0, 100.0)])
+    # Worker 0's connection carries 100 bits at 50 bits/s; worker 1's too.
+    assert finished[(0, 0)] == pytest.approx(2.0)
+    assert finished[(0, 1)] == pytest.approx(2.0)
+    assert finished[(1, 0)] == pytest.approx(2.0)
+
+
+def test_fair_per_transfer_gives_each_transfer_an_equal_share():
+    """With per-transfer fairness three transfers get a third each until one leaves."""
+    link = TransferFairSharing().new_link(90.0, 90.0, 2)
+    finished = drain(link, [(0.0, 0, 0, 30.0), (0.0, 0, 1, 90.0), (0.0, 1, 0, 90.0)])
+    assert finished[(0, 0)] == pytest.approx(1.0)
+    assert finished[(0, 1)] == pytest.approx(1.0 + 60.0 / 45.0)
+    assert finished[(1, 0)] == pytest.approx(1.0 + 60.0 / 45.0)
+
+
+def test_fair_late_arrival_slows_the_transfer_in_service():
+    """A transfer alone for 1 s, then shared, finishes when its remaining bits are served at half rate."""
+    link = FairSharing().new_link(100.0, 100.0, 2)
+    finished = drain(link, [(0.0, 0, 0, 200.0), (1.0, 1, 0, 200.0)])
+    assert finished[(0, 0)] == pytest.approx(3.0)
+    assert finished[(1, 0)] == pytest.approx(4.0)
+
+
+def test_worker_interface_caps_a_lone_connection():
+    """A connection never exceeds its worker's own interface; the PS gives the rest to others."""
+    link = FairSharing().new_link(100.0, 25.0, 2)
+    finished = drain(link, [(0.0, 0, 0, 50.0)])
+    assert finished[(0, 0)] == pytest.approx(2.0)
+
+
+def test_per_transfer_max_min_respects_worker_interfaces():
+    """With a slow worker interface, the other worker takes the capacity left over (max-min)."""
+    link = TransferFairSharing().new_link(100.0, 60.0, 2)
+    # Worker 0 has two transfers (its interface allows 30 each), worker 1 one transfer: 100 - 60 = 40 left.
+    finished = drain(link, [(0.0, 0, 0, 30.0), (0.0, 0, 1, 30.0), (0.0, 1, 0, 40.0)])
+    assert finished[(0, 0)] == pytest.approx(1.0)
+    assert finished[(1, 0)] == pytest.approx(1.0)
+
+
+def test_fifo_serves_one_transfer_at_a_time_in_key_order():
+    """Fifo serves transfers that arrive together smallest key first, one after another at full rate."""
+    link = FifoSharing().new_link(100.0, 100.0, 1)
+    link.add(0.0, (0, 5), 0, 0, 100.0)
+    link.add(0.0, (0, 9), 0, 1, 100.0)
+    link.add(0.0, (0, 1), 0, 2, 100.0)
+    finished = drain(link, [])
+    assert finished == {(0, 2): 1.0, (0, 0): 2.0, (0, 1): 3.0}
+
+
+def test_capped_streams_admit_waiting_transfers_in_key_order():
+    """With max_streams, waiting transfers enter as others leave, smallest key first."""
+    link = FairSharing(max_streams=1).new_link(100.0, 100.0, 3)
+    link.add(0.0, (0.0, 3), 0, 0, 100.0)
+    link.add(0.0, (0.0, 2), 1, 0, 100.0)
+    link.add(0.0, (0.0, 1), 2, 0, 100.0)
+    finished = drain(link, [])
+    assert finished == {(2, 0): pytest.approx(1.0), (1, 0): pytest.approx(2.0), (0, 0): pytest.approx(3.0)}
+
+
+def test_served_bits_count_what_the_link_carried():
+    """served_bits grows by the bits carried, at full capacity while anything is in service."""
+    link = FairSharing().new_link(100.0, 100.0, 2)
+    drain(link, [(0.0, 0, 0, 150.0), (0.5, 1, 0, 50.0)])
+    assert link.served_bits(10.0) == pytest.approx(200.0)
