@@ -15,7 +15,16 @@ import pytest
 from tests.conftest import REPO_ROOT, needs_root
 from tracetool import netns
 from tracetool.errors import ToolError
-from tracetool.measure import CpuSnapshot, build_point, cpu_use, parse_worker_counts, process_cpu_s, rate_stats, t95
+from tracetool.measure import (
+    CpuSnapshot,
+    build_point,
+    cpu_use,
+    link_use,
+    parse_worker_counts,
+    process_cpu_s,
+    rate_stats,
+    t95,
+)
 from tracetool.measure_worker import spread_over_bins, window_bins
 
 
@@ -96,6 +105,17 @@ def test_cpu_saturation_is_flagged_above_85_percent_of_the_cores():
     busy = cpu_use(base, CpuSnapshot(1.0, {"a": 0.95 * cores}, 0.95 * cores))
     calm = cpu_use(base, CpuSnapshot(1.0, {"a": 0.5 * cores}, 0.5 * cores))
     assert busy["saturated"] and not calm["saturated"]
+
+
+def test_link_use_is_bits_over_time_against_the_shaped_rate():
+    """1.25 MB down in 2 s on a 10 Mbit/s link is 5 Mbit/s, half the link; drops are differenced."""
+    zero = {"bytes": 0, "packets": 0, "drops": 1, "overlimits": 0}
+    before = {"download": zero, "upload": zero}
+    after = {"download": {**zero, "bytes": 1_250_000, "drops": 3}, "upload": zero}
+    use = link_use(before, after, 2.0, 10e6)
+    assert use["download"]["bits_per_second"] == pytest.approx(5e6)
+    assert use["download"]["utilization"] == pytest.approx(0.5)
+    assert use["download"]["drops"] == 2 and use["upload"]["utilization"] == 0
 
 
 def test_worker_counts_parse_lists_and_ranges():

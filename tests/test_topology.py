@@ -82,6 +82,9 @@ def test_ps_link_is_shaped_both_ways_and_removed():
             subprocess.run(_in_ns(topology, *src, _source(address, 10)), check=True, timeout=30)
             rates[direction] = float(server.communicate(timeout=30)[0])
         assert "tbf" in topology.qdisc_report()
+        counters = topology.link_counters()
+        # 10 MB each way plus headers went through the two shaped qdiscs
+        assert counters["download"]["bytes"] > 10_000_000 and counters["upload"]["bytes"] > 10_000_000
     for direction, rate in rates.items():
         assert 0.8 * 40e6 < rate < 1.25 * 40e6, (direction, rate)
     assert not set(names) & set(netns.list_namespaces())

@@ -230,6 +230,10 @@ def describe_point(point: dict[str, Any]) -> str:
     if cpu:
         line += (f"; CPU {cpu['tasks_total_cores']:.2f} of {cpu['machine_cores']} cores "
                  f"(PS {cpu['process_cores'].get('ps', math.nan):.2f}, machine {cpu['machine_busy_cores']:.2f})")
+        link = point.get("link")
+        if link:
+            line += (f"; link used {link['download']['utilization']:.0%} down, {link['upload']['utilization']:.0%} up"
+                     f" ({link['download']['drops'] + link['upload']['drops']} drops)")
         if cpu["saturated"]:
             who = "other processes" if cpu["saturated_by_other_processes"] else "the cluster"
             line += f"  CPU SATURATED by {who}: this point measures the CPU, not the link"
@@ -326,15 +330,34 @@ def _task_pids(cluster: LocalCluster) -> dict[str, int]:
     return pids
 
 
-def watch_measurement(
-    cluster: LocalCluster, timeout_s: float, progress: ProgressFn
-) -> tuple[dict, dict | None, dict[int, list]]:
-    """Follow the workers' events; snapshot CPU at the window's edges.
+def link_use(before: dict[str, dict[str, int]], after: dict[str, dict[str, int]], wall_s: float,
+             bandwidth_bps: float) -> dict[str, dict[str, float]]:
+    """What the shaped qdiscs carried in the window: rate, share of the shaped rate, drops."""
+    use = {}
+    for direction in before:
+        sent = after[direction]["bytes"] - before[direction]["bytes"]
+        use[direction] = {
+            "bytes": sent,
+            "bits_per_second": 8 * sent / wall_s,
+            "utilization": 8 * sent / wall_s / bandwidth_bps,
+            "packets": after[direction]["packets"] - before[direction]["packets"],
+            "drops": after[direction]["drops"] - before[direction]["drops"],
+        }
+    return use
 
-    Returns the chief's result, the CPU use and each worker's step spans (by task index).
+
+def watch_measurement(
+    cluster: LocalCluster, timeout_s: float, progress: ProgressFn, topology: ShapedTopology | None = None
+) -> tuple[dict, dict | None, dict[int, list], dict | None]:
+    """Follow the workers' events; snapshot CPU (and the shaped link's counters) at the window's edges.
+
+    Returns the chief's result, the CPU use, each worker's step spans (by task index) and the
+    link's use in the window (None when unshaped).
     """
     result: dict[str, Any] | None = None
     spans: dict[int, list] = {}
+    link_before: dict[str, dict[str, int]] | None = None
+    link: dict[str, Any] | None = None
     before: CpuSnapshot | None = None
     cpu: dict[str, Any] | None = None
     warm = 0
@@ -353,13 +376,16 @@ def watch_measurement(
             progress(f"  measuring from {start} for {length_s:.0f} s")
         elif kind == "window_started" and before is None:
             before = CpuSnapshot.take(_task_pids(cluster))
+            link_before = topology.link_counters() if topology else None
         elif kind == "window_ended" and before is not None and cpu is None:
             cpu = cpu_use(before, CpuSnapshot.take(_task_pids(cluster)))
+            if topology is not None and link_before is not None and topology.bandwidth_bps:
+                link = link_use(link_before, topology.link_counters(), cpu["window_s"], topology.bandwidth_bps)
         elif kind == "cluster_result":
             result = event
     if result is None:
         raise ToolError("the chief worker ended without reporting the cluster's step counts")
-    return result, cpu, spans
+    return result, cpu, spans, link
 
 
 def measure_point(request: MeasureRequest, workers: int, topology: ShapedTopology | None,
@@ -370,8 +396,10 @@ def measure_point(request: MeasureRequest, workers: int, topology: ShapedTopolog
         spec = request.task_spec(cluster.cluster_addresses())
         cluster.start(spec)
         progress(f"  started 1 PS and {workers} worker process(es)")
-        result, cpu, spans = watch_measurement(cluster, timeout_s, progress)
+        result, cpu, spans, link = watch_measurement(cluster, timeout_s, progress, topology)
     point = build_point(result, request.batch_size, cpu)
+    if link is not None:
+        point["link"] = link
     for entry in point["per_worker"]:
         entry["step_spans_s"] = spans.get(entry["task_index"], [])
     return point

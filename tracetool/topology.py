@@ -19,6 +19,7 @@ This module only builds and removes the network; it starts no TensorFlow process
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
@@ -163,6 +164,19 @@ class ShapedTopology:
             out = run_tc(namespace, "-s", "qdisc", "show", "dev", device, check=False)
             lines.append(f"{namespace}/{device}: {out.strip()}")
         return "\n".join(lines)
+
+    def link_counters(self) -> dict[str, dict[str, int]]:
+        """Bytes (with headers), packets and drops so far on the two shaped qdiscs, by direction."""
+        counters = {}
+        for direction, namespace, device in (("download", self.ps.namespace, "eth0"),
+                                             ("upload", self.bridge_namespace, "vps")):
+            try:
+                qdiscs = json.loads(run_tc(namespace, "-s", "-j", "qdisc", "show", "dev", device, check=False) or "[]")
+            except json.JSONDecodeError:
+                qdiscs = []
+            root = next((q for q in qdiscs if q.get("root")), {})
+            counters[direction] = {k: int(root.get(k, 0)) for k in ("bytes", "packets", "drops", "overlimits")}
+        return counters
 
     def remove(self) -> None:
         """Remove every namespace of this topology (their processes, veths, bridge and qdiscs go with them)."""
