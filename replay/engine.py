@@ -242,19 +242,9 @@ def simulate(
             k = kind[i]
             base = w * n
             if k == KIND_COMPUTE:
-                li = w * n_lanes + lane[i]
-                q = lane_queue[li]
-                if q:
-                    j = heapq.heappop(q)[1]
-                    started[base + j] = t
-                    push(heap, (t + hold[w][j], seq, _DONE, w, j))
-                    seq += 1
-                else:
-                    lane_busy[li] = False
-                    if busy_lanes[w] == 1:
-                        acct_compute[w] += t - acct_t[w]
-                        acct_t[w] = t
-                    busy_lanes[w] -= 1
+                # The lane is released after the successors are made ready, so a successor on the
+                # same lane competes (by trace order) with ops already waiting for it.
+                pass
             elif k == KIND_PS:
                 p = lane[i]
                 ps_busy_s += hold[w][i]
@@ -282,9 +272,10 @@ def simulate(
             hw = hold[w]
             for s in succ[i]:
                 left = pending[base + s] - 1
-                pending[base + s] = left
                 if left:
+                    pending[base + s] = left
                     continue
+                pending[base + s] = 0
                 ks = kind[s]
                 if ks == KIND_COMPUTE:
                     li = w * n_lanes + lane[s]
@@ -328,8 +319,7 @@ def simulate(
                         continue
                     d = lane[s]
                     lk = links[d]
-                    lk.add(t, order_key(step_start[w], s), w, s, b)
-                    nt = lk.next_time()
+                    nt = lk.add(t, order_key(step_start[w], s), w, s, b)
                     if nt != link_sched[d]:
                         link_sched[d] = nt
                         if nt < math.inf:
@@ -367,6 +357,20 @@ def simulate(
                     seq += 1
             if t1 < math.inf:
                 break
+            if k == KIND_COMPUTE:
+                li = w * n_lanes + lane[i]
+                q = lane_queue[li]
+                if q:
+                    j = heapq.heappop(q)[1]
+                    started[base + j] = t
+                    push(heap, (t + hw[j], seq, _DONE, w, j))
+                    seq += 1
+                else:
+                    lane_busy[li] = False
+                    if busy_lanes[w] == 1:
+                        acct_compute[w] += t - acct_t[w]
+                        acct_t[w] = t
+                    busy_lanes[w] -= 1
         elif code == _LINK:
             if i != link_version[w]:
                 continue  # superseded by a later reschedule of this direction

@@ -3,8 +3,8 @@
 A sharing model is a small policy object; ``new_link`` gives the per-direction state the event
 loop drives through four calls:
 
-- ``add(now, key, worker, node, bits)``: a transfer asks for the link; ``key`` (from the order
-  policy) decides which waiting transfer is served next when the model must choose;
+- ``add(now, key, worker, node, bits) -> next_time()``: a transfer asks for the link; ``key``
+  (from the order policy) decides which waiting transfer is served next when the model must choose;
 - ``next_time()``: when the earliest transfer in service will finish (``inf`` if none);
 - ``pop_finished(now)``: the ``(worker, node)`` transfers that finish at ``now``;
 - ``served_bits(now)``: bits carried so far, for utilization.
@@ -193,16 +193,50 @@ class _ConnectionFairLink:
         if self.admitted_at is not None:
             self.admitted_at[(worker, node)] = now
 
-    def add(self, now: float, key: Any, worker: int, node: int, bits: float) -> None:
-        self._advance(now)
-        self.seq += 1
-        if not self.max_streams:
-            self._admit(now, worker, node, bits, self.seq)
-            self._set_rate()
-        else:
+    def add(self, now: float, key: Any, worker: int, node: int, bits: float) -> float:
+        if self.max_streams:
+            self._advance(now)
+            self.seq += 1
             heapq.heappush(self.waiting, (key, self.seq, worker, node, bits))
             if self.n_admitted < self.max_streams:
                 self.admit_at = now
+            return self.next_time()
+        # The hot path (no stream cap), written out: advance the clocks, bring this connection's
+        # per-transfer clock up to date, add the transfer, re-key the connection, re-rate.
+        active = self.active_workers
+        if active:
+            step = (now - self.t_last) * self.rate
+            self.clock += step
+            self.served += step * active
+        self.t_last = now
+        clock = self.clock
+        flows = self.flows[worker]
+        count = len(flows)
+        flow_clock = self.flow_clock
+        if count:
+            own = flow_clock[worker] + (clock - self.synced_at[worker]) / count
+        else:
+            own = 0.0
+            active += 1
+            self.active_workers = active
+        flow_clock[worker] = own
+        self.synced_at[worker] = clock
+        self.seq += 1
+        heapq.heappush(flows, (own + bits, self.seq, node))
+        self.n_admitted += 1
+        version = self.version
+        v = version[worker] + 1
+        version[worker] = v
+        finish = self.finish
+        heapq.heappush(finish, (clock + (flows[0][0] - own) * (count + 1), v, worker))
+        if self.admitted_at is not None:
+            self.admitted_at[(worker, node)] = now
+        share = self.capacity / active
+        rate = share if share < self.worker_capacity else self.worker_capacity
+        self.rate = rate
+        while finish[0][1] != version[finish[0][2]]:
+            heapq.heappop(finish)
+        return now + (finish[0][0] - clock) / rate
 
     def _top(self) -> tuple[float, int, int] | None:
         finish, version = self.finish, self.version
@@ -217,41 +251,61 @@ class _ConnectionFairLink:
         at = self.t_last + (top[0] - self.clock) / self.rate
         return at if at < self.admit_at else self.admit_at
 
-    def _finish_first(self, worker: int, done: list[tuple[int, int]], limit: float) -> None:
-        self._sync(worker)
-        flows = self.flows[worker]
-        _, _, node = heapq.heappop(flows)
-        done.append((worker, node))
-        while flows and flows[0][0] <= limit + _tolerance(limit):
-            _, _, node = heapq.heappop(flows)
-            done.append((worker, node))
-
     def pop_finished(self, now: float) -> list[tuple[int, int]]:
-        self._advance(now)
+        active = self.active_workers
+        if active:
+            step = (now - self.t_last) * self.rate
+            self.clock += step
+            self.served += step * active
+        self.t_last = now
+        clock = self.clock
+        limit = clock + 1e-9 * clock + 1e-6
+        late = now + 1e-9 * now + 1e-6
+        finish, version, all_flows = self.finish, self.version, self.flows
+        flow_clock, synced_at = self.flow_clock, self.synced_at
+        pop = heapq.heappop
         done: list[tuple[int, int]] = []
-        limit = self.clock + _tolerance(self.clock)
-        while True:
-            top = self._top()
-            if top is None:
+        while finish:
+            at, v, worker = finish[0]
+            if v != version[worker]:
+                pop(finish)
+                continue
+            # Finished if its clock says so; if nothing has finished yet, also when the clock
+            # cannot resolve the few bits left (it was scheduled for now).
+            if at > limit and (done or now + (at - clock) / self.rate > late):
                 break
-            if top[0] > limit and (done or self.t_last + (top[0] - self.clock) / self.rate > now + _tolerance(now)):
-                break
-            worker = top[2]
-            before = len(done)
-            self._sync(worker)
-            self._finish_first(worker, done, self.flow_clock[worker])
-            self.n_admitted -= len(done) - before
-            if not self.flows[worker]:
-                self.active_workers -= 1
-            self._rekey(worker)
-        if not self.active_workers:
+            pop(finish)
+            flows = all_flows[worker]
+            own = flow_clock[worker] + (clock - synced_at[worker]) / len(flows)
+            synced_at[worker] = clock
+            own_limit = own + 1e-9 * own + 1e-6
+            done.append((worker, pop(flows)[2]))
+            removed = 1
+            while flows and flows[0][0] <= own_limit:
+                done.append((worker, pop(flows)[2]))
+                removed += 1
+            self.n_admitted -= removed
+            v += 1
+            version[worker] = v
+            if flows:
+                flow_clock[worker] = own
+                heapq.heappush(finish, (clock + (flows[0][0] - own) * len(flows), v, worker))
+            else:
+                active -= 1
+        self.active_workers = active
+        if not active:
             self.clock = 0.0
-            self.finish.clear()
-        self.admit_at = INF
-        while self.waiting and self.n_admitted < self.max_streams:
-            _, seq, worker, node, bits = heapq.heappop(self.waiting)
-            self._admit(now, worker, node, bits, seq)
-        self._set_rate()
+            finish.clear()
+        if self.waiting:
+            self.admit_at = INF
+            while self.waiting and self.n_admitted < self.max_streams:
+                _, seq, worker, node, bits = heapq.heappop(self.waiting)
+                self._admit(now, worker, node, bits, seq)
+        else:
+            self.admit_at = INF
+        if self.active_workers:
+            share = self.capacity / self.active_workers
+            self.rate = share if share < self.worker_capacity else self.worker_capacity
         return done
 
     def served_bits(self, now: float) -> float:
@@ -295,7 +349,11 @@ class _SharedProcessorLink:
             self.served += dt * self.capacity
         self.t_last = now
 
-    def add(self, now: float, key: Any, worker: int, node: int, bits: float) -> None:
+    def add(self, now: float, key: Any, worker: int, node: int, bits: float) -> float:
+        self._enqueue(now, key, worker, node, bits)
+        return self.next_time()
+
+    def _enqueue(self, now: float, key: Any, worker: int, node: int, bits: float) -> None:
         self._advance(now)
         self.seq += 1
         if not self.max_streams:
@@ -408,7 +466,11 @@ class _MaxMinLink:
         if self.admitted_at is not None:
             self.admitted_at[(worker, node)] = now
 
-    def add(self, now: float, key: Any, worker: int, node: int, bits: float) -> None:
+    def add(self, now: float, key: Any, worker: int, node: int, bits: float) -> float:
+        self._enqueue(now, key, worker, node, bits)
+        return self.next_time()
+
+    def _enqueue(self, now: float, key: Any, worker: int, node: int, bits: float) -> None:
         self._advance(now)
         self.seq += 1
         if not self.max_streams:
@@ -481,7 +543,11 @@ class _FifoLink:
         if self.admitted_at is not None:
             self.admitted_at[(worker, node)] = now
 
-    def add(self, now: float, key: Any, worker: int, node: int, bits: float) -> None:
+    def add(self, now: float, key: Any, worker: int, node: int, bits: float) -> float:
+        self._enqueue(now, key, worker, node, bits)
+        return self.next_time()
+
+    def _enqueue(self, now: float, key: Any, worker: int, node: int, bits: float) -> None:
         # Everything queues; an idle link picks the smallest key at the end of this instant, so
         # transfers that become ready together are served in policy order.
         self.seq += 1
