@@ -39,7 +39,7 @@ from tracetool.machine_facts import machine_facts
 from tracetool.model_loader import check_model_name
 from tracetool.processes import TaskGroup, python_module_argv
 from tracetool.task_spec import OPTIMIZERS, TaskSpec
-from tracetool.topology import ShapedTopology, format_bandwidth
+from tracetool.topology import GSO_MAX_BYTES, QUEUE_LATENCY_MS, ShapedTopology, format_bandwidth
 
 MEASURED_FILE = "measured.json"
 SCHEMA = "tfsim.measured"
@@ -426,11 +426,15 @@ def run_measure(request: MeasureRequest, progress: ProgressFn | None = None) -> 
                "both ways (tbf)" if request.bandwidth_bps else "one loopback-only namespace, unshaped")
     started = time.monotonic()
     points = []
+    shaping: dict[str, Any] | None = None
     with interrupt_on_sigterm():
         topology = ShapedTopology(max(request.workers), request.bandwidth_bps) if request.bandwidth_bps else None
         try:
             if topology is not None:
                 topology.__enter__()
+                shaping = {"qdisc": "tbf", "burst_bytes": topology.burst_bytes,
+                           "gso_max_bytes": GSO_MAX_BYTES if topology.gso_capped else None,
+                           "queue_latency_ms": QUEUE_LATENCY_MS}
             for workers in request.workers:
                 say(f"{Path(request.model).stem}: {workers} worker(s), {network}")
                 point = measure_point(request, workers, topology, say)
@@ -450,6 +454,7 @@ def run_measure(request: MeasureRequest, progress: ProgressFn | None = None) -> 
         "latency_s": request.latency_s,
         "latency_emulated": False,
         "network": network,
+        "shaping": shaping,
         "duration_s": request.duration_s,
         "warmup_steps": request.warmup_steps,
         "intra_op_threads": request.intra_op_threads,
