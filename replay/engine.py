@@ -320,12 +320,13 @@ def simulate(
                     d = lane[s]
                     lk = links[d]
                     nt = lk.add(t, order_key(step_start[w], s), w, s, b)
-                    if nt != link_sched[d]:
+                    # Only an earlier finish needs a new event; if the arrival delayed the next
+                    # finish, the event already queued fires early, finds nothing and re-arms.
+                    if nt < link_sched[d]:
                         link_sched[d] = nt
-                        if nt < math.inf:
-                            push(heap, (nt, seq, _LINK, d, seq))
-                            link_version[d] = seq
-                            seq += 1
+                        push(heap, (nt, seq, _LINK, d, seq))
+                        link_version[d] = seq
+                        seq += 1
                 elif ks == KIND_END:
                     # The worker's step is over; account it and start the next one at once.
                     ops += 1

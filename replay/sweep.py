@@ -30,7 +30,7 @@ from tracetool.stepgraph import StepGraph
 # steps per worker keep the seed-to-seed spread of steps/s within about 1% on the zoo graphs.
 DEFAULT_MEASURED_STEPS = 40
 DEFAULT_WARMUP_STEPS = 2
-DEFAULT_SEEDS = 3
+DEFAULT_SEEDS = 5
 
 
 @dataclass(frozen=True)
