@@ -68,7 +68,8 @@ def throughput_png(prediction: Prediction) -> bytes:
     )
     top = max(workers)
     one = points[0].steps_per_second / points[0].workers if points else 0.0
-    xs = [1, top]
+    # Many points, so the line keeps its shape on the logarithmic worker axis.
+    xs = [top ** (k / 48) for k in range(49)]
     ax.plot(xs, [x * one * batch for x in xs], linestyle=":", color="gray", label="N x one worker")
     bound = prediction.link_bound_steps_per_second
     if math.isfinite(bound):

@@ -19,8 +19,8 @@ from replay.engine import TimelineRecord
 
 _WORKER_TASK = re.compile(r"/job:worker/replica:(\d+)/task:\d+")
 _THREAD = re.compile(r"#(?:thread|stream):(\d+)$")
-# Viewers drop or mis-nest zero-length slices; give every slice at least this length.
-_MIN_DUR_US = 0.01
+# Zero-length ops stay zero-length: any padding could make neighbours on one lane overlap.
+_MIN_DUR_US = 0.0
 
 
 def worker_device(device: str, worker: int) -> str:
