@@ -50,6 +50,7 @@ def main() -> None:
     parser.add_argument("--graphs", nargs="*", default=sorted(glob.glob("traces/*/graph.json")))
     parser.add_argument("--jobs", type=int, default=default_jobs())
     parser.add_argument("--steps", type=int, default=None, help="measured steps per worker (default: the tool's)")
+    parser.add_argument("--every-n", action="store_true", help="also sweep every worker count 1..64 (minutes)")
     args = parser.parse_args()
     paths = [Path(p) for p in args.graphs]
     if not paths:
@@ -75,7 +76,10 @@ def main() -> None:
         f"sweeps on the largest graph ({largest.parent.name}, {len(graph.nodes)} nodes), 1 Gbit/s, fair, "
         f"{base.measured_steps} steps, {base.seeds} seeds"
     )
-    for label, workers in (("1,2,4,...,64", [1, 2, 4, 8, 16, 32, 64]), ("1..64 (every N)", list(range(1, 65)))):
+    sweeps = [("1,2,4,...,64", [1, 2, 4, 8, 16, 32, 64])]
+    if args.every_n:
+        sweeps.append(("1..64 (every N)", list(range(1, 65))))
+    for label, workers in sweeps:
         for jobs in sorted({1, args.jobs}):
             settings = ReplaySettings(**{**base.__dict__, "jobs": jobs})
             began = time.perf_counter()
