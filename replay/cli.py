@@ -156,6 +156,10 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("error: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # The reader of our output went away (e.g. '| head'); the files are written already.
+        sys.stderr.close()
+        return 0
 
 
 if __name__ == "__main__":

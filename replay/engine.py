@@ -16,8 +16,10 @@ Semantics (one run):
 - Time is in seconds. Events are ``(time, seq, code, worker, node)`` tuples on one heap; ``seq``
   breaks ties deterministically. No object is allocated per event beyond that tuple.
 
-Throughput is measured between the moment every worker has finished its warm-up steps and the
-moment the requested number of further steps (over all workers) has completed.
+Throughput is measured in the window between the moment every worker has finished its warm-up
+steps and the moment the requested number of further steps (over all workers) has completed:
+it is the sum of the workers' own rates, each counted between its first and last step end in
+the window (the plain count over the window when some worker ends fewer than two steps in it).
 
 This module knows nothing of files, plots or the CLI.
 """
@@ -190,6 +192,11 @@ def simulate(
     t0 = None if warmup_steps > 0 else 0.0
     t1 = math.inf
     counted = 0
+    # Each worker's own rate, between its first and last step end inside the window: summing
+    # these avoids the bias of cutting other workers' steps at the window's edges.
+    first_end = [-1.0] * workers
+    last_end = [-1.0] * workers
+    own_steps = [0] * workers
     target = measured_steps * workers
     snap0: tuple[float, float, float, float, float, float] | None = None
     ops = 0
@@ -342,6 +349,11 @@ def simulate(
                                 snap0 = snapshot(t)
                     elif t > t0:
                         counted += 1
+                        if first_end[w] < 0.0:
+                            first_end[w] = t
+                        else:
+                            own_steps[w] += 1
+                        last_end[w] = t
                         if counted >= target:
                             t1 = t
                             break
@@ -399,7 +411,10 @@ def simulate(
         raise RuntimeError("replay ended before the measurement window closed")
     snap1 = snapshot(t1)
     window = t1 - t0
-    rate = counted / window
+    if all(own_steps):
+        rate = sum(k / (b - a) for k, a, b in zip(own_steps, first_end, last_end, strict=True))
+    else:
+        rate = counted / window
     n_ps = compiled.n_ps_lanes
     per_step = 1.0 / counted
     return RunResult(

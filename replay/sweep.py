@@ -327,7 +327,8 @@ def record_timeline(
         sharing=sharing,
         order=order,
         durations=DurationModel(calibration.compute_scale, settings.deterministic),
-        measured_steps=steps,
+        # Run past the recorded steps so that every worker, not just the fastest, completes them.
+        measured_steps=2 * steps + 1,
         warmup_steps=0,
         seed=settings.seed,
         record_steps=steps,
