@@ -44,6 +44,7 @@ def cmd_predict(args: argparse.Namespace) -> int:
         bandwidth_bps=bandwidth,
         latency_s=parse_latency_s(args.latency),
         worker_bandwidth_bps=parse_bandwidth_bps(args.worker_bandwidth) if args.worker_bandwidth else None,
+        mtu=args.mtu,
         settings=ReplaySettings(
             sharing=args.sharing,
             order=args.order,
@@ -91,6 +92,10 @@ def build_parser() -> argparse.ArgumentParser:
         "'profiled' for the profiled link",
     )
     p.add_argument("--latency", default="0", help="one-way link latency: 0.2ms, 200us, 0.0002 (default 0)")
+    p.add_argument(
+        "--mtu", type=int, default=1500,
+        help="the link's MTU: TCP/IP and Ethernet headers of each frame take their share of --bandwidth (default 1500)",
+    )
     p.add_argument(
         "--worker-bandwidth", default=None, help="each worker's own interface (default: same as the PS link)"
     )

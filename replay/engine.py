@@ -156,8 +156,8 @@ def simulate(
         return (samples[index] * op_scale_s + held_gap_s).tolist()
 
     links = [
-        sharing.new_link(link.download_bandwidth_bps, link.worker_download_bps(), workers),
-        sharing.new_link(link.upload_bandwidth_bps, link.worker_upload_bps(), workers),
+        sharing.new_link(link.download_payload_bps(), link.worker_download_payload_bps(), workers),
+        sharing.new_link(link.upload_payload_bps(), link.worker_upload_payload_bps(), workers),
     ]
     link_sched = [math.inf, math.inf]
     link_version = [-1, -1]
@@ -426,8 +426,8 @@ def simulate(
         compute_s=(snap1[3] - snap0[3]) * per_step,
         waiting_for_parameters_s=(snap1[4] - snap0[4]) * per_step,
         waiting_for_link_s=(snap1[5] - snap0[5]) * per_step,
-        downlink_utilization=(snap1[0] - snap0[0]) / (link.download_bandwidth_bps * window),
-        uplink_utilization=(snap1[1] - snap0[1]) / (link.upload_bandwidth_bps * window),
+        downlink_utilization=(snap1[0] - snap0[0]) / (link.download_payload_bps() * window),
+        uplink_utilization=(snap1[1] - snap0[1]) / (link.upload_payload_bps() * window),
         ps_utilization=min(1.0, (snap1[2] - snap0[2]) / (n_ps * window)),
         simulated_ops=ops,
         end_time_s=t1,

@@ -22,7 +22,8 @@ def format_table(prediction: Prediction) -> str:
         f"model {prediction.model.get('name', '?')}, batch {prediction.batch_size}, "
         f"{prediction.download_bytes_per_step} B down / {prediction.upload_bytes_per_step} B up per step",
         f"link {format_bandwidth(link.download_bandwidth_bps)} down / "
-        f"{format_bandwidth(link.upload_bandwidth_bps)} up, "
+        f"{format_bandwidth(link.upload_bandwidth_bps)} up "
+        f"({100 * link.payload_efficiency:.1f}% of it tensor payload), "
         f"latency {link.latency_s * 1e3:g} ms, per-transfer overhead {link.per_transfer_overhead_s * 1e6:.0f} us; "
         f"sharing {prediction.settings.sharing}, order {prediction.settings.order}",
         f"calibration: op durations x {prediction.calibration.compute_scale:.4f} ({prediction.calibration.note})",

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from replay.link import target_link
+from replay.link import DEFAULT_MTU, target_link
 from replay.report import format_table, write_outputs
 from replay.sweep import Prediction, ReplaySettings, check_workers, predict, record_timeline
 from replay.timeline import chrome_trace
@@ -29,6 +29,7 @@ class PredictRequest:
     bandwidth_bps: float | None = None  # None: the profiled link
     latency_s: float = 0.0
     worker_bandwidth_bps: float | None = None
+    mtu: int = DEFAULT_MTU
     settings: ReplaySettings = field(default_factory=ReplaySettings)
     timelines: bool = True
 
@@ -50,7 +51,7 @@ def run_predict(request: PredictRequest) -> PredictOutcome:
     if request.out_dir.exists() and not request.out_dir.is_dir():
         raise ToolError(f"--out {request.out_dir} exists and is not a folder")
     graph = load_stepgraph(request.graph_path)
-    link = target_link(graph, request.bandwidth_bps, request.latency_s, request.worker_bandwidth_bps)
+    link = target_link(graph, request.bandwidth_bps, request.latency_s, request.worker_bandwidth_bps, request.mtu)
     prediction = predict(graph, workers, link, request.settings)
     timelines = {}
     if request.timelines:

@@ -116,9 +116,9 @@ def link_bound_steps_per_second(compiled: CompiledGraph, link: LinkConfig) -> fl
     """Steps/s at which one direction of the PS interface is busy all the time."""
     bounds = []
     if compiled.download_bytes > 0:
-        bounds.append(link.download_bandwidth_bps / (8.0 * compiled.download_bytes))
+        bounds.append(link.download_payload_bps() / (8.0 * compiled.download_bytes))
     if compiled.upload_bytes > 0:
-        bounds.append(link.upload_bandwidth_bps / (8.0 * compiled.upload_bytes))
+        bounds.append(link.upload_payload_bps() / (8.0 * compiled.upload_bytes))
     return min(bounds) if bounds else math.inf
 
 

@@ -11,9 +11,10 @@ from hypothesis import strategies as st
 
 from replay.compiled import KIND_DOWNLOAD, KIND_UPLOAD, compile_graph, critical_path_us
 from replay.engine import DurationModel, simulate
-from replay.link import LinkConfig
+from replay.link import LinkConfig, target_link
 from replay.sharing import FairSharing, FifoSharing
 from replay.synthetic import chain_graph, random_graph
+from tracetool.errors import ToolError
 
 FAST = LinkConfig(1e15, 1e15)
 DETERMINISTIC = DurationModel(deterministic=True)
@@ -162,3 +163,28 @@ def test_worker_interface_slower_than_the_ps_caps_one_worker():
     graph = chain_graph(compute_us=0.0, download_bytes=1_000_000, upload_bytes=0)
     link = LinkConfig(1e9, 1e9, worker_bandwidth_bps=1e8)
     assert step_rate(graph, 1, link) == pytest.approx(1e8 / 8e6, rel=1e-6)
+
+
+def test_target_link_saturates_at_the_payload_share_of_the_line_rate():
+    """A line rate of 100 Mbit/s at MTU 1500 carries 1448/1514 of it as tensor bytes: the
+    link-bound throughput is that payload rate over the bits per step, and jumbo frames lose less."""
+    graph = chain_graph(compute_us=10.0, download_bytes=1_000_000, upload_bytes=1_000)
+    link = target_link(graph, 1e8)
+    assert link.payload_efficiency == pytest.approx(1448 / 1514)
+    rate = step_rate(graph, 16, link, durations=DurationModel(), measured_steps=20, stagger_s=0.08)
+    assert rate == pytest.approx(1e8 * 1448 / 1514 / 8e6, rel=0.02)
+    jumbo = target_link(graph, 1e8, mtu=9000)
+    assert link.payload_efficiency < jumbo.payload_efficiency == pytest.approx(8948 / 9014)
+
+
+def test_profiled_link_is_already_a_payload_rate():
+    """Rates calibrated from the trace's transfers are payload rates; no headers come off them."""
+    graph = chain_graph(link_calibration={"download_bandwidth_bps": 5e8, "upload_bandwidth_bps": 4e8})
+    link = target_link(graph, None)
+    assert (link.download_payload_bps(), link.upload_payload_bps()) == (5e8, 4e8)
+
+
+@pytest.mark.parametrize("mtu", [0, 40, 70_000])
+def test_impossible_mtu_is_refused(mtu):
+    with pytest.raises(ToolError, match="MTU"):
+        target_link(chain_graph(), 1e8, mtu=mtu)

@@ -45,6 +45,15 @@ def test_rows_pair_worker_counts_and_summary_takes_absolute_errors():
     assert summary["cpu_unsaturated"]["points"] == 2
 
 
+def test_measurement_inside_the_seed_range_is_counted():
+    """A measured rate between the lowest and highest seed's prediction is one the model can produce."""
+    inside = {**_predicted(2, 1.0), "steps_per_second_min": 0.8, "steps_per_second_max": 1.2}
+    outside = {**_predicted(3, 1.0), "steps_per_second_min": 0.95, "steps_per_second_max": 1.05}
+    rows = compare([inside, outside], [_measured(2, 0.85), _measured(3, 0.85)])
+    assert [r["within_predicted_range"] for r in rows] == [True, False]
+    assert summarize(rows)["within_predicted_range"] == 1
+
+
 @pytest.mark.cluster
 @needs_root
 def test_real_validation_writes_rows_summary_and_plot(tmp_path: Path):

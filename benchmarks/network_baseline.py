@@ -1,0 +1,155 @@
+"""Network-only baseline: how real TCP shares the shaped PS link, without TensorFlow.
+
+N worker processes each repeat "download D bytes from the PS, then upload U bytes" over one
+persistent TCP connection, on the same shaped topology ``tracetool measure`` uses (one namespace
+per task, the PS link shaped with tbf both ways). It prints the measured steps/s next to the
+replay engine's prediction for the same step (a chain: download, a negligible compute op,
+upload), so the part of a validation error that comes from TCP itself, rather than from
+TensorFlow or the step graph, can be read off directly. It also prints how often each direction
+had at least one transfer in flight and how many on average: a direction that is "busy" but
+carries less than its rate is losing to TCP dynamics, not to a lack of work.
+
+Needs root. Prints figures; not a test. Run from the repository root:
+
+    python benchmarks/network_baseline.py --bandwidth 100mbit --megabytes 9.5 --workers 1,2,3,4 --duration 25
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from replay import ReplaySettings, predict_throughput, target_link  # noqa: E402
+from replay.synthetic import chain_graph  # noqa: E402
+from tracetool.topology import ShapedTopology, parse_bandwidth_bps  # noqa: E402
+
+PORT = 5001
+
+# The PS: one thread per worker connection; on a request byte it sends D bytes, then reads U
+# bytes and acknowledges them with one byte (the "update applied" of a real step).
+PS_CODE = """
+import socket, sys, threading, time
+D, U, n, port = map(int, sys.argv[1:5])
+srv = socket.socket(); srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+srv.bind(('0.0.0.0', port)); srv.listen()
+blob = b'p' * D
+def serve(c):
+    try:
+        while c.recv(1):
+            c.sendall(blob)
+            got = 0
+            while got < U:
+                d = c.recv(1 << 20)
+                if not d:
+                    return
+                got += len(d)
+            c.sendall(b'k')
+    except OSError:
+        pass
+for _ in range(n):
+    c, _ = srv.accept()
+    threading.Thread(target=serve, args=(c,), daemon=True).start()
+time.sleep(10 ** 6)
+"""
+
+# A worker: steps until the deadline; prints its steps/s after warm-up and every step's
+# (start, download done, upload done) on the shared monotonic clock.
+WORKER_CODE = """
+import socket, sys, time
+addr, (D, U), (duration, warm), port = sys.argv[1], map(int, sys.argv[2:4]), map(float, sys.argv[4:6]), int(sys.argv[6])
+for _ in range(100):
+    try:
+        s = socket.create_connection((addr, port)); break
+    except OSError:
+        time.sleep(0.1)
+blob = b'g' * U
+begin = time.monotonic(); spans = []
+while time.monotonic() < begin + warm + duration:
+    a = time.monotonic(); s.sendall(b'r'); got = 0
+    while got < D:
+        got += len(s.recv(1 << 20))
+    b = time.monotonic(); s.sendall(blob); s.recv(1); c = time.monotonic()
+    if a >= begin + warm:
+        spans.append((a, b, c))
+print(repr(spans))
+"""
+
+
+def run_point(bandwidth_bps: float, payload_bytes: int, workers: int, duration_s: float, warmup_s: float) -> dict:
+    """One worker count on a fresh shaped topology; returns measured rates and link activity."""
+    with ShapedTopology(workers, bandwidth_bps) as topo:
+        ps = subprocess.Popen(topo.command_in("ps", 0, [sys.executable, "-c", PS_CODE, str(payload_bytes),
+                                                        str(payload_bytes), str(workers), str(PORT)]))
+        try:
+            time.sleep(0.5)
+            procs = [
+                subprocess.Popen(topo.command_in("worker", i, [
+                    sys.executable, "-c", WORKER_CODE, topo.ps.address, str(payload_bytes), str(payload_bytes),
+                    str(duration_s), str(warmup_s), str(PORT)]), stdout=subprocess.PIPE, text=True)
+                for i in range(workers)
+            ]
+            spans = [ast.literal_eval(p.communicate(timeout=duration_s + warmup_s + 120)[0]) for p in procs]
+        finally:
+            ps.kill()
+            ps.wait()
+    lo = max(s[0][0] for s in spans)
+    hi = min(s[-1][2] for s in spans)
+    rates = [sum(1 for a, _, c in ws if lo <= c <= hi) / (hi - lo) for ws in spans]
+    grid = np.linspace(lo, hi, 20_000)
+    down = np.zeros(grid.shape, dtype=int)
+    up = np.zeros(grid.shape, dtype=int)
+    for ws in spans:
+        for a, b, c in ws:
+            down += (grid >= a) & (grid < b)
+            up += (grid >= b) & (grid < c)
+    return {
+        "steps_per_second": sum(rates),
+        "per_worker": rates,
+        "down_busy": float((down > 0).mean()),
+        "up_busy": float((up > 0).mean()),
+        "down_concurrent": float(down[down > 0].mean()) if (down > 0).any() else 0.0,
+        "up_concurrent": float(up[up > 0].mean()) if (up > 0).any() else 0.0,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--bandwidth", default="100mbit")
+    parser.add_argument("--megabytes", type=float, default=9.5, help="bytes each way per step, in MB")
+    parser.add_argument("--workers", default="1,2,3,4")
+    parser.add_argument("--duration", type=float, default=25.0)
+    parser.add_argument("--warmup", type=float, default=3.0)
+    parser.add_argument("--seeds", type=int, default=10, help="replay seeds per worker count")
+    args = parser.parse_args()
+    bandwidth = parse_bandwidth_bps(args.bandwidth)
+    payload = int(args.megabytes * 1e6)
+    counts = [int(n) for n in args.workers.split(",")]
+
+    graph = chain_graph(compute_us=100.0, download_bytes=payload, upload_bytes=payload)
+    link = target_link(graph, bandwidth)
+    predicted = {p.workers: p for p in predict_throughput(graph, counts, link, ReplaySettings(seeds=args.seeds,
+                                                                                           calibrate=False))}
+    print(f"{args.megabytes} MB each way per step, PS link {args.bandwidth}; replay: fair sharing, "
+          f"{args.seeds} seeds, link bound {link.download_payload_bps() / (8 * payload):.3f} steps/s")
+    print(f"{'N':>3} {'measured':>9} {'replay':>8} {'min':>6} {'max':>6} {'err%':>6} "
+          f"{'down busy':>9} {'up busy':>8} {'in flight down/up':>18}  per worker")
+    for n in counts:
+        m = run_point(bandwidth, payload, n, args.duration, args.warmup)
+        p = predicted[n]
+        err = (p.steps_per_second - m["steps_per_second"]) / m["steps_per_second"] * 100
+        print(f"{n:>3} {m['steps_per_second']:>9.3f} {p.steps_per_second:>8.3f} {p.steps_per_second_min:>6.3f} "
+              f"{p.steps_per_second_max:>6.3f} {err:>+6.1f} {m['down_busy']:>9.2f} {m['up_busy']:>8.2f} "
+              f"{m['down_concurrent']:>8.2f} / {m['up_concurrent']:<7.2f}  "
+              f"{' '.join(f'{r:.3f}' for r in m['per_worker'])}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
