@@ -90,6 +90,59 @@ def test_ps_link_is_shaped_both_ways_and_removed():
     assert not set(names) & set(netns.list_namespaces())
 
 
+_TIMED_SINK = """
+import socket, sys, time
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(('0.0.0.0', int(sys.argv[1]))); s.listen()
+c, _ = s.accept(); n = 0; t0 = time.monotonic()
+while time.monotonic() < t0 + float(sys.argv[2]):
+    n += len(c.recv(1 << 20))
+print(n * 8 / (time.monotonic() - t0))
+"""
+
+_ENDLESS_SOURCE = """
+import socket, sys, time
+for _ in range(50):
+    try:
+        s = socket.create_connection((sys.argv[1], int(sys.argv[2]))); break
+    except OSError:
+        time.sleep(0.1)
+try:
+    while True:
+        s.sendall(b'x' * 1_000_000)
+except OSError:
+    pass
+"""
+
+
+@pytest.mark.cluster
+@needs_root
+def test_downloads_keep_their_rate_while_uploads_run():
+    """Both directions of the PS link busy at once, two flows each way: neither direction may
+    starve. A 200 ms upload queue once held the downloads' ACKs and cut them to 17 of 100 Mbit/s."""
+
+    def python(job: str, index: int, code: str, *args: object) -> subprocess.Popen:
+        return subprocess.Popen(topology.command_in(job, index, [sys.executable, "-c", code, *map(str, args)]),
+                                stdout=subprocess.PIPE, text=True)
+
+    with ShapedTopology(workers=2, bandwidth_bps=100e6) as topology:
+        window_s = 4
+        sinks = {("down", i): python("worker", i, _TIMED_SINK, 5001, window_s) for i in range(2)}
+        sinks.update({("up", i): python("ps", 0, _TIMED_SINK, 5002 + i, window_s) for i in range(2)})
+        time.sleep(0.3)
+        sources = [python("ps", 0, _ENDLESS_SOURCE, w.address, 5001) for w in topology.worker_tasks]
+        sources += [python("worker", i, _ENDLESS_SOURCE, topology.ps.address, 5002 + i) for i in range(2)]
+        try:
+            rates = {key: float(sink.communicate(timeout=30)[0]) for key, sink in sinks.items()}
+        finally:
+            for source in sources:
+                source.kill()
+                source.wait()
+    down = sum(rate for (direction, _), rate in rates.items() if direction == "down")
+    up = sum(rate for (direction, _), rate in rates.items() if direction == "up")
+    assert down > 0.8 * 100e6 and up > 0.8 * 100e6, (down, up)
+
+
 @pytest.mark.cluster
 @needs_root
 def test_host_namespace_gets_no_interface():

@@ -434,6 +434,7 @@ def run_measure(request: MeasureRequest, progress: ProgressFn | None = None) -> 
                 topology.__enter__()
                 shaping = {"qdisc": "tbf", "burst_bytes": topology.burst_bytes,
                            "gso_max_bytes": GSO_MAX_BYTES if topology.gso_capped else None,
+                           "queue_limit_bytes": topology.queue_limit_bytes,
                            "queue_latency_ms": QUEUE_LATENCY_MS}
             for workers in request.workers:
                 say(f"{Path(request.model).stem}: {workers} worker(s), {network}")

@@ -41,8 +41,14 @@ GSO_MAX_BYTES = 4096
 SMALL_BURST_BYTES = 16 * 1024
 # the bucket must still cover a few timer ticks at high rates
 BURST_TIME_S = 0.002
-# queue room for a few ms of traffic beyond the bucket; enough for the few gRPC streams of a PS
-QUEUE_LATENCY_MS = 200
+# Queue behind the bucket: a switch port's worth, a few ms of traffic (at least 32 full frames).
+# The upload qdisc sits on a bridge port, where forwarded packets get no TCP-small-queues
+# backpressure, so senders fill whatever queue it has. With 200 ms of queue, two uploads kept it
+# full and the ACKs of concurrent downloads waited behind it: downloads fell to 17 Mbit/s of
+# 100 while uploads ran, and 3 to 4 workers measured 10 to 20% below what the link allows.
+# With 5 ms both directions carry 93 Mbit/s at once, as on a switched full-duplex link.
+QUEUE_LATENCY_MS = 5
+MIN_QUEUE_BYTES = 32 * 1514
 
 _RATE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(bit|kbit|mbit|gbit|tbit|bps|kbps|mbps|gbps)?\s*$", re.IGNORECASE)
 # tc's own words: "bit" units are bits per second, "bps" units are bytes per second
@@ -174,11 +180,17 @@ class ShapedTopology:
                 return False
         return True
 
+    @property
+    def queue_limit_bytes(self) -> int:
+        """Bytes tbf holds: the bucket plus a few ms of traffic (at least 32 full frames)."""
+        assert self.bandwidth_bps is not None
+        return self.burst_bytes + max(MIN_QUEUE_BYTES, int(self.bandwidth_bps / 8 * QUEUE_LATENCY_MS / 1000))
+
     def _shape(self, namespace: str, device: str) -> None:
         assert self.bandwidth_bps is not None
         run_tc(namespace, "qdisc", "replace", "dev", device, "root", "tbf",
                "rate", f"{int(self.bandwidth_bps)}bit", "burst", str(self.burst_bytes),
-               "latency", f"{QUEUE_LATENCY_MS}ms")
+               "limit", str(self.queue_limit_bytes))
 
     def qdisc_report(self) -> str:
         """tc's own view of the two shaped qdiscs (for logs and tests)."""
