@@ -151,3 +151,24 @@ def test_host_namespace_gets_no_interface():
     with ShapedTopology(workers=2, bandwidth_bps=None):
         during = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True).stdout
     assert len(during.splitlines()) == len(before.splitlines())
+
+
+@needs_root
+@pytest.mark.parametrize("algorithm", ["cubic", "reno"])
+def test_tasks_use_the_requested_tcp_congestion_control(algorithm: str):
+    """Every task namespace uses the chosen congestion control, whatever the host's default, and
+    the host's list of allowed algorithms is as it was afterwards."""
+    allowed_before = open("/proc/sys/net/ipv4/tcp_allowed_congestion_control").read()
+    with ShapedTopology(2, 50e6, algorithm) as topo:
+        used = {netns.tcp_congestion_control(t.namespace) for t in [topo.ps, *topo.worker_tasks]}
+    assert used == {algorithm}
+    assert open("/proc/sys/net/ipv4/tcp_allowed_congestion_control").read() == allowed_before
+
+
+@needs_root
+def test_unknown_tcp_congestion_control_is_refused():
+    """An algorithm the kernel does not have is a one-line error and leaves no namespace."""
+    with pytest.raises(ToolError, match="not available"):
+        with ShapedTopology(1, 50e6, "no-such-cc"):
+            pass
+    assert not [n for n in netns.list_namespaces() if n.startswith(netns.new_namespace_name(""))]

@@ -38,6 +38,7 @@ def _measure_request(args: argparse.Namespace, out_dir: Path):  # noqa: ANN202 -
         inter_op_threads=args.inter_op_threads,
         model_kwargs=_model_kwargs(args.model_arg),
         command_line=shlex.join(["tracetool", *sys.argv[1:]]),
+        tcp_congestion_control=args.tcp_congestion_control,
     )
 
 
@@ -85,6 +86,9 @@ def _common(p: argparse.ArgumentParser) -> None:
                    "100mbit, 1gbit); without it every task shares one unshaped loopback namespace")
     p.add_argument("--latency", default="", help="one-way link latency (e.g. 0.2ms); this kernel cannot emulate it, "
                    "so it is only recorded (and used by the prediction in validate)")
+    p.add_argument("--tcp-congestion-control", default="cubic", metavar="ALGORITHM",
+                   help="TCP congestion control of the shaped cluster's tasks (default cubic, Linux's own; the "
+                   "host's default otherwise leaks in, and it decides how workers share the PS link)")
     p.add_argument("--duration", type=float, default=20.0, help="seconds of the measurement window (default 20)")
     p.add_argument("--warmup", type=int, default=5, help="steps each worker runs before it counts as warm (default 5)")
     p.add_argument("--optimizer", default="sgd", help="sgd (default), momentum or adam")

@@ -39,7 +39,13 @@ from tracetool.machine_facts import machine_facts
 from tracetool.model_loader import check_model_name
 from tracetool.processes import TaskGroup, python_module_argv
 from tracetool.task_spec import OPTIMIZERS, TaskSpec
-from tracetool.topology import GSO_MAX_BYTES, QUEUE_LATENCY_MS, ShapedTopology, format_bandwidth
+from tracetool.topology import (
+    DEFAULT_TCP_CONGESTION_CONTROL,
+    GSO_MAX_BYTES,
+    QUEUE_LATENCY_MS,
+    ShapedTopology,
+    format_bandwidth,
+)
 
 MEASURED_FILE = "measured.json"
 SCHEMA = "tfsim.measured"
@@ -76,6 +82,7 @@ class MeasureRequest:
     inter_op_threads: int = 1
     model_kwargs: dict[str, Any] = field(default_factory=dict)
     command_line: str = ""
+    tcp_congestion_control: str = DEFAULT_TCP_CONGESTION_CONTROL
 
     def check(self) -> None:
         check_model_name(self.model)
@@ -423,19 +430,22 @@ def run_measure(request: MeasureRequest, progress: ProgressFn | None = None) -> 
         say(f"warning: {note}")
     out_path = request.out_dir.resolve() / MEASURED_FILE
     network = (f"per-task namespaces on a bridge, PS link shaped to {format_bandwidth(request.bandwidth_bps)} "
-               "both ways (tbf)" if request.bandwidth_bps else "one loopback-only namespace, unshaped")
+               f"both ways (tbf), TCP {request.tcp_congestion_control}"
+               if request.bandwidth_bps else "one loopback-only namespace, unshaped")
     started = time.monotonic()
     points = []
     shaping: dict[str, Any] | None = None
     with interrupt_on_sigterm():
-        topology = ShapedTopology(max(request.workers), request.bandwidth_bps) if request.bandwidth_bps else None
+        topology = (ShapedTopology(max(request.workers), request.bandwidth_bps, request.tcp_congestion_control)
+                    if request.bandwidth_bps else None)
         try:
             if topology is not None:
                 topology.__enter__()
                 shaping = {"qdisc": "tbf", "burst_bytes": topology.burst_bytes,
                            "gso_max_bytes": GSO_MAX_BYTES if topology.gso_capped else None,
                            "queue_limit_bytes": topology.queue_limit_bytes,
-                           "queue_latency_ms": QUEUE_LATENCY_MS}
+                           "queue_latency_ms": QUEUE_LATENCY_MS,
+                           "tcp_congestion_control": netns.tcp_congestion_control(topology.ps.namespace)}
             for workers in request.workers:
                 say(f"{Path(request.model).stem}: {workers} worker(s), {network}")
                 point = measure_point(request, workers, topology, say)

@@ -104,5 +104,43 @@ def clean_stale_namespaces() -> list[str]:
     return removed
 
 
+_ALLOWED_CC = "/proc/sys/net/ipv4/tcp_allowed_congestion_control"
+
+
+def set_tcp_congestion_control(name: str, algorithm: str) -> str | None:
+    """Make ``algorithm`` the TCP congestion control of the namespace's sockets.
+
+    New namespaces inherit the host's default (on some hosts BBR, not Linux's own CUBIC), and
+    the choice decides how concurrent transfers share the PS link. A namespace may only pick an
+    algorithm the host allows; if the host does not allow it yet, it is added to the host's
+    allowed list and the list as it was is returned, so the caller can put it back."""
+    path = "/proc/sys/net/ipv4/tcp_congestion_control"
+    available = open("/proc/sys/net/ipv4/tcp_available_congestion_control").read().split()
+    if algorithm not in available:
+        raise ToolError(f"TCP congestion control '{algorithm}' is not available on this host "
+                        f"(available: {' '.join(available)})")
+    argv = command_in_namespace(name, ["sh", "-c", f"echo {algorithm} > {path}"])
+    if subprocess.run(argv, capture_output=True).returncode == 0:
+        return None
+    previous = open(_ALLOWED_CC).read().strip()
+    with open(_ALLOWED_CC, "w") as allowed:
+        allowed.write(" ".join([*previous.split(), algorithm]))
+    result = subprocess.run(argv, capture_output=True, text=True)
+    if result.returncode != 0:
+        restore_allowed_congestion_control(previous)
+        raise ToolError(f"could not set TCP congestion control '{algorithm}' in {name}: {result.stderr.strip()}")
+    return previous
+
+
+def restore_allowed_congestion_control(previous: str) -> None:
+    with open(_ALLOWED_CC, "w") as allowed:
+        allowed.write(previous)
+
+
+def tcp_congestion_control(name: str) -> str:
+    argv = command_in_namespace(name, ["cat", "/proc/sys/net/ipv4/tcp_congestion_control"])
+    return subprocess.run(argv, capture_output=True, text=True).stdout.strip()
+
+
 def command_in_namespace(name: str, argv: list[str]) -> list[str]:
     return ["nsenter", f"--net=/var/run/netns/{name}", "--", *argv]
