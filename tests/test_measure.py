@@ -134,11 +134,12 @@ def test_worker_counts_parse_lists_and_ranges():
         ["--model", "mlp", "--workers", "0"],
         ["--model", "mlp", "--workers", "1", "--bandwidth", "fast"],
         ["--model", "mlp", "--workers", "1", "--duration", "0.5"],
+        ["--model", "mlp", "--workers", "1", "--bandwidth", "10mbit", "--tcp-congestion-control", "no-such-cc"],
         ["--model", "mlp"],
     ],
 )
 def test_bad_input_is_one_line_and_non_zero(args: list[str], tmp_path: Path):
-    """Bad model, worker count, bandwidth or duration: one 'error:' line, exit code 2, nothing started."""
+    """Bad model, workers, bandwidth, duration or congestion control: one error line, exit 2, nothing started."""
     result = subprocess.run(tracetool_argv("measure", *args, "--out", str(tmp_path / "m")), capture_output=True,
                             text=True, timeout=60, cwd=REPO_ROOT)
     assert result.returncode == 2

@@ -98,6 +98,8 @@ class MeasureRequest:
             raise ToolError(f"unknown optimizer '{self.optimizer}'; choose one of {', '.join(OPTIMIZERS)}")
         if self.intra_op_threads < 1 or self.inter_op_threads < 1:
             raise ToolError("thread counts must be at least 1")
+        if self.bandwidth_bps:
+            netns.check_tcp_congestion_control(self.tcp_congestion_control)
         if self.out_dir.exists() and not self.out_dir.is_dir():
             raise ToolError(f"--out {self.out_dir} exists and is not a directory")
 

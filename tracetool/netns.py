@@ -15,6 +15,7 @@ import shutil
 import signal
 import subprocess
 import time
+from pathlib import Path
 
 from tracetool.errors import ToolError
 
@@ -104,7 +105,15 @@ def clean_stale_namespaces() -> list[str]:
     return removed
 
 
-_ALLOWED_CC = "/proc/sys/net/ipv4/tcp_allowed_congestion_control"
+_SYSCTL = Path("/proc/sys/net/ipv4")
+
+
+def check_tcp_congestion_control(algorithm: str) -> None:
+    """Refuse an algorithm this kernel does not have, before anything is started."""
+    available = (_SYSCTL / "tcp_available_congestion_control").read_text().split()
+    if algorithm not in available:
+        raise ToolError(f"TCP congestion control '{algorithm}' is not available on this host; "
+                        f"choose one of: {' '.join(available)}")
 
 
 def set_tcp_congestion_control(name: str, algorithm: str) -> str | None:
@@ -114,17 +123,13 @@ def set_tcp_congestion_control(name: str, algorithm: str) -> str | None:
     the choice decides how concurrent transfers share the PS link. A namespace may only pick an
     algorithm the host allows; if the host does not allow it yet, it is added to the host's
     allowed list and the list as it was is returned, so the caller can put it back."""
-    path = "/proc/sys/net/ipv4/tcp_congestion_control"
-    available = open("/proc/sys/net/ipv4/tcp_available_congestion_control").read().split()
-    if algorithm not in available:
-        raise ToolError(f"TCP congestion control '{algorithm}' is not available on this host "
-                        f"(available: {' '.join(available)})")
-    argv = command_in_namespace(name, ["sh", "-c", f"echo {algorithm} > {path}"])
+    check_tcp_congestion_control(algorithm)
+    argv = command_in_namespace(name, ["sysctl", "-q", "-w", f"net.ipv4.tcp_congestion_control={algorithm}"])
     if subprocess.run(argv, capture_output=True).returncode == 0:
         return None
-    previous = open(_ALLOWED_CC).read().strip()
-    with open(_ALLOWED_CC, "w") as allowed:
-        allowed.write(" ".join([*previous.split(), algorithm]))
+    allowed = _SYSCTL / "tcp_allowed_congestion_control"
+    previous = allowed.read_text().strip()
+    allowed.write_text(" ".join([*previous.split(), algorithm]))
     result = subprocess.run(argv, capture_output=True, text=True)
     if result.returncode != 0:
         restore_allowed_congestion_control(previous)
@@ -133,12 +138,11 @@ def set_tcp_congestion_control(name: str, algorithm: str) -> str | None:
 
 
 def restore_allowed_congestion_control(previous: str) -> None:
-    with open(_ALLOWED_CC, "w") as allowed:
-        allowed.write(previous)
+    (_SYSCTL / "tcp_allowed_congestion_control").write_text(previous)
 
 
 def tcp_congestion_control(name: str) -> str:
-    argv = command_in_namespace(name, ["cat", "/proc/sys/net/ipv4/tcp_congestion_control"])
+    argv = command_in_namespace(name, ["cat", str(_SYSCTL / "tcp_congestion_control")])
     return subprocess.run(argv, capture_output=True, text=True).stdout.strip()
 
 
