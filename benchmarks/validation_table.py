@@ -39,18 +39,19 @@ def load_runs(folders: list[Path]) -> list[dict]:
 
 def markdown_table(runs: list[dict]) -> str:
     lines = [
-        "| model | PS link | workers | predicted steps/s | seed range | measured steps/s (95% CI) | error "
-        "| CPU cores |",
-        "|---|---|---|---|---|---|---|---|",
+        "| model | PS link | workers | predicted steps/s | seed range | in turns | measured steps/s (95% CI) "
+        "| error | CPU cores |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for doc in runs:
         link = format_bandwidth(doc["bandwidth_bps"]) if doc["bandwidth_bps"] else "loopback"
         for r in doc["rows"]:
             flag = " (saturated)" if r["cpu_saturated"] else ""
+            turns = f"{r['predicted_in_turns']:.3f}" if "predicted_in_turns" in r else "-"
             lines.append(
                 f"| {doc['name']} | {link} | {r['workers']} | {r['predicted']:.3f} | "
                 f"{r.get('predicted_min', r['predicted']):.2f}-{r.get('predicted_max', r['predicted']):.2f} | "
-                f"{r['measured']:.3f} ± {r['measured_ci95']:.3f} | {r['error_pct']:+.1f}% | "
+                f"{turns} | {r['measured']:.3f} ± {r['measured_ci95']:.3f} | {r['error_pct']:+.1f}% | "
                 f"{r['cpu_cores']:.2f}{flag} |"
             )
     return "\n".join(lines)
@@ -65,11 +66,12 @@ def error_summary(runs: list[dict]) -> str:
     for r in rows:
         by_n.setdefault(r["workers"], []).append(abs(r["error_pct"]))
     inside = sum(1 for r in rows if r.get("within_predicted_range"))
+    band = sum(1 for r in rows if r.get("within_sharing_band"))
     parts = [
         f"{len(rows)} points (CPU not saturated): median |error| {statistics.median(errors):.1f}%, "
         f"max {max(errors):.1f}%, mean signed {statistics.fmean(r['error_pct'] for r in rows):+.1f}%; "
         f"{sum(e <= 10 for e in errors)} within 10%, {sum(e <= 5 for e in errors)} within 5%; "
-        f"{inside} inside the seeds' range",
+        f"{inside} inside the seeds' range; {band} between the prediction and workers in turns",
         "median |error| by workers: "
         + ", ".join(f"{n}: {statistics.median(v):.1f}%" for n, v in sorted(by_n.items())),
     ]
@@ -99,6 +101,9 @@ def figure(runs: list[dict]) -> bytes:
             ax.fill_between(workers, [r.get("predicted_min", r["predicted"]) for r in rows],
                             [r.get("predicted_max", r["predicted"]) for r in rows], alpha=0.15, color="C0")
             ax.plot(workers, [r["predicted"] for r in rows], "o-", color="C0", label="predicted (seed range)")
+            if all("predicted_in_turns" in r for r in rows):
+                ax.plot(workers, [r["predicted_in_turns"] for r in rows], "^:", color="C2",
+                        label="predicted, workers in turns")
             ax.errorbar(workers, [r["measured"] for r in rows], yerr=[r["measured_ci95"] for r in rows], fmt="s--",
                         color="C1", capsize=3, label="measured (95% CI)")
             ax.axhline(doc["link_bound_steps_per_second"], color="grey", lw=0.8, ls=":", label="link bound")

@@ -49,6 +49,7 @@ def cmd_predict(args: argparse.Namespace) -> int:
             sharing=args.sharing,
             order=args.order,
             max_streams=args.max_streams,
+            seniority=args.seniority,
             measured_steps=args.steps,
             warmup_steps=args.warmup,
             seeds=args.seeds,
@@ -101,9 +102,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--sharing",
-        choices=["fair", "fair-per-transfer", "fifo"],
+        choices=["fair", "fair-per-transfer", "fifo", "seniority"],
         default="fair",
         help="how concurrent transfers share a direction",
+    )
+    p.add_argument(
+        "--seniority",
+        type=float,
+        default=None,
+        help="with --sharing seniority: weight of a connection over the next younger one (default: measured value)",
     )
     p.add_argument(
         "--order",

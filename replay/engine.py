@@ -156,8 +156,8 @@ def simulate(
         return (samples[index] * op_scale_s + held_gap_s).tolist()
 
     links = [
-        sharing.new_link(link.download_payload_bps(), link.worker_download_payload_bps(), workers),
-        sharing.new_link(link.upload_payload_bps(), link.worker_upload_payload_bps(), workers),
+        sharing.new_download_link(link.download_payload_bps(), link.worker_download_payload_bps(), workers),
+        sharing.new_upload_link(link.upload_payload_bps(), link.worker_upload_payload_bps(), workers),
     ]
     link_sched = [math.inf, math.inf]
     link_version = [-1, -1]

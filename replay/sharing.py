@@ -25,6 +25,20 @@ Models:
           its own flow), with the workers' interfaces as a second bottleneck.
 ``fifo``  One transfer at a time per direction, at the slower of the two interfaces; the order
           policy picks the next one.
+``seniority``  Downloads as ``fair``; uploads weighted by age: the connection that has been
+          sending longest gets ``seniority`` times the weight of the next oldest, and so on
+          (weights ``s^0, s^-1, ...``, shares proportional to weight, each capped by its worker's
+          interface). Uploads come from many hosts into one drop-tail switch queue, where
+          loss-based TCP behaves like this: a connection joining a busy link starts from a small
+          window and needs longer to win its share than a transfer of a few hundred ms lasts, so
+          the incumbent keeps most of the link. Downloads leave one host, the PS, whose kernel
+          interleaves its connections' segments (TCP small queues), so they share fairly. The
+          effect: workers fall into turns on the link (one downloads while another uploads), as
+          measured clusters do (steps of two workers start half a step apart), instead of
+          drifting at random as under ``fair``. It is the optimistic bound of the two: real TCP
+          jitter and loss recovery keep clusters from perfect turns, so measured throughput lies
+          between ``fair`` and ``seniority`` (docs/measure.md). Steady-state results hardly
+          depend on the value above 1.5.
 
 Models do not know about workers' steps, durations or lanes; the engine owns those.
 """
@@ -37,6 +51,11 @@ from typing import Any
 
 INF = math.inf
 
+# Weight of an upload connection relative to the next younger one under ``seniority`` sharing.
+# Predictions of the zoo's graphs change by under 4% between 1.5 and 10 once workers have fallen
+# into turns, so the value matters little; 2 means the older of two uploads gets two thirds.
+DEFAULT_SENIORITY = 2.0
+
 
 class SharingModel:
     """Interface of a sharing policy: a name and a factory of per-direction link state."""
@@ -45,6 +64,14 @@ class SharingModel:
 
     def new_link(self, capacity_bps: float, worker_capacity_bps: float, n_workers: int) -> Any:
         raise NotImplementedError
+
+    def new_download_link(self, capacity_bps: float, worker_capacity_bps: float, n_workers: int) -> Any:
+        """The PS-to-workers direction; the same policy as uploads unless a model says otherwise."""
+        return self.new_link(capacity_bps, worker_capacity_bps, n_workers)
+
+    def new_upload_link(self, capacity_bps: float, worker_capacity_bps: float, n_workers: int) -> Any:
+        """The workers-to-PS direction."""
+        return self.new_link(capacity_bps, worker_capacity_bps, n_workers)
 
     def describe(self) -> dict[str, Any]:
         return {"name": self.name}
@@ -87,20 +114,52 @@ class FifoSharing(SharingModel):
         return _FifoLink(min(capacity_bps, worker_capacity_bps))
 
 
+class SenioritySharing(SharingModel):
+    """Weighted sharing between workers' connections, the oldest active connection weighted most."""
+
+    name = "seniority"
+
+    def __init__(self, seniority: float = DEFAULT_SENIORITY, max_streams: int | None = None) -> None:
+        if not (math.isfinite(seniority) and seniority >= 1.0):
+            raise ValueError(f"--seniority must be a number of at least 1 (1 is fair sharing), got {seniority}")
+        if max_streams is not None and max_streams < 1:
+            raise ValueError("max_streams must be at least 1")
+        self.seniority = seniority
+        self.max_streams = max_streams
+
+    def new_link(self, capacity_bps: float, worker_capacity_bps: float, n_workers: int) -> Any:
+        return _SeniorityLink(capacity_bps, worker_capacity_bps, n_workers, self.max_streams, self.seniority)
+
+    def new_download_link(self, capacity_bps: float, worker_capacity_bps: float, n_workers: int) -> Any:
+        # The PS sends every download from one host: its kernel queues each connection's segments
+        # a few at a time (TCP small queues), so they interleave and nothing is dropped there.
+        return _ConnectionFairLink(capacity_bps, worker_capacity_bps, n_workers, self.max_streams)
+
+    def describe(self) -> dict[str, Any]:
+        return {"name": self.name, "seniority": self.seniority, "max_streams": self.max_streams}
+
+
 SHARING_MODELS: dict[str, type[SharingModel]] = {
     "fair": FairSharing,
     "fair-per-transfer": TransferFairSharing,
     "fifo": FifoSharing,
+    "seniority": SenioritySharing,
 }
 
 
-def sharing_model(name: str | SharingModel, max_streams: int | None = None) -> SharingModel:
+def sharing_model(
+    name: str | SharingModel, max_streams: int | None = None, seniority: float | None = None
+) -> SharingModel:
     if isinstance(name, SharingModel):
         return name
+    if seniority is not None and name != "seniority":
+        raise ValueError(f"--seniority applies to --sharing seniority only, not '{name}'")
     if name in ("fair", "fair-per-transfer"):
         return SHARING_MODELS[name](max_streams)
     if name == "fifo":
         return FifoSharing()
+    if name == "seniority":
+        return SenioritySharing(DEFAULT_SENIORITY if seniority is None else seniority, max_streams)
     raise ValueError(f"unknown sharing model '{name}'; choose from {', '.join(SHARING_MODELS)}")
 
 
@@ -578,3 +637,40 @@ class _FifoLink:
         if self.current is None:
             return self.served
         return self.served + (now - self.started) * self.rate
+
+
+class _SeniorityLink(_MaxMinLink):
+    """Weighted shares by connection age: the per-worker clocks of the max-min link, with
+    rates from weighted water-filling instead of equal shares."""
+
+    __slots__ = ("seniority", "since", "admissions")
+
+    def __init__(
+        self, capacity_bps: float, worker_capacity_bps: float, n_workers: int, max_streams: int | None,
+        seniority: float,
+    ) -> None:
+        super().__init__(capacity_bps, worker_capacity_bps, n_workers, max_streams)
+        self.seniority = seniority
+        self.since = [0] * n_workers  # admission count when the connection last became active
+        self.admissions = 0
+
+    def _admit(self, now: float, worker: int, node: int, bits: float, seq: int) -> None:
+        self.admissions += 1
+        if not self.flows[worker]:
+            self.since[worker] = self.admissions
+        super()._admit(now, worker, node, bits, seq)
+
+    def _rerate(self) -> None:
+        active = sorted((self.since[w], w) for w, f in enumerate(self.flows) if f)
+        weights = [self.seniority ** -rank for rank in range(len(active))]
+        remaining = self.capacity
+        weight_left = sum(weights)
+        rates = self.rates
+        # Equal caps: the heaviest connections hit their cap first, so one pass in age order
+        # is the weighted water-filling.
+        for (_, w), weight in zip(active, weights, strict=True):
+            share = remaining * weight / weight_left
+            rate = share if share < self.worker_capacity else self.worker_capacity
+            rates[w] = rate / len(self.flows[w])
+            remaining -= rate
+            weight_left -= weight

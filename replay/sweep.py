@@ -14,7 +14,7 @@ import os
 import statistics
 import time
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from replay.calibration import Calibration, calibrate_compute_scale
@@ -22,7 +22,7 @@ from replay.compiled import CompiledGraph, compile_graph
 from replay.engine import DurationModel, RunResult, one_step_time_s, simulate
 from replay.link import LinkConfig, profiled_link
 from replay.order import OrderPolicy, order_policy
-from replay.sharing import SharingModel, sharing_model
+from replay.sharing import SenioritySharing, SharingModel, sharing_model
 from tracetool.errors import ToolError
 from tracetool.stepgraph import StepGraph
 
@@ -66,6 +66,7 @@ class ReplaySettings:
     sharing: str = "fair"
     order: str = "trace"
     max_streams: int | None = None
+    seniority: float | None = None  # with sharing "seniority"; None: the measured default
     measured_steps: int = DEFAULT_MEASURED_STEPS
     warmup_steps: int = DEFAULT_WARMUP_STEPS
     seeds: int = DEFAULT_SEEDS
@@ -251,7 +252,7 @@ def _prepare(
     if settings.max_streams is not None and settings.max_streams < 1:
         raise ToolError(f"--max-streams must be at least 1, got {settings.max_streams}")
     try:
-        sharing = sharing_model(settings.sharing, settings.max_streams)
+        sharing = sharing_model(settings.sharing, settings.max_streams, settings.seniority)
         order = order_policy(settings.order)
     except ValueError as exc:
         raise ToolError(str(exc)) from None
@@ -287,6 +288,8 @@ def predict(
     began = time.perf_counter()
     workers = check_workers(list(workers))
     compiled, link, sharing, order, calibration = _prepare(graph, link, settings)
+    if isinstance(sharing, SenioritySharing):
+        settings = replace(settings, seniority=sharing.seniority)  # record the value used, not "default"
     durations = DurationModel(compute_scale=calibration.compute_scale, deterministic=settings.deterministic)
     one_step = one_step_time_s(compiled, link, sharing=sharing, order=order, compute_scale=calibration.compute_scale)
     batch_size = int(graph.model.get("batch_size") or 0)

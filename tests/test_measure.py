@@ -26,6 +26,7 @@ from tracetool.measure import (
     t95,
 )
 from tracetool.measure_worker import spread_over_bins, window_bins
+from tracetool.read_runmetadata import read_runmetadata
 
 
 def tracetool_argv(*args: str) -> list[str]:
@@ -157,7 +158,7 @@ def test_two_shaped_workers_measure_below_the_link_bound(tmp_path: Path):
     out = tmp_path / "m"
     result = subprocess.run(
         tracetool_argv("measure", "--model", "mlp", "--batch-size", "16", "--workers", "2", "--bandwidth", "100mbit",
-                       "--duration", "8", "--warmup", "2", "--out", str(out)),
+                       "--duration", "8", "--warmup", "2", "--trace-steps", "1", "--out", str(out)),
         capture_output=True, text=True, timeout=200, cwd=REPO_ROOT,
     )
     assert result.returncode == 0, result.stderr
@@ -175,6 +176,14 @@ def test_two_shaped_workers_measure_below_the_link_bound(tmp_path: Path):
     assert set(point["cpu"]["process_cores"]) == {"ps", "worker0", "worker1"}
     assert 0 < point["cpu"]["tasks_total_cores"] < os.cpu_count()
     assert "2 worker(s):" in result.stderr
+    # each worker traced one contended step: every parameter came down and every gradient went up
+    assert point["traces"] == "traces/workers-2"
+    for worker in (0, 1):
+        trace = read_runmetadata(out / "traces" / "workers-2" / f"worker-{worker}" / "step-000.runmeta.pb")
+        moved = [r.transfer for r in trace.records if r.transfer is not None]
+        assert sum(t.bytes for t in moved if "/job:ps/" in t.src_device) == MLP_BYTES
+        assert sum(t.bytes for t in moved if "/job:ps/" in t.dst_device) >= MLP_BYTES
+        assert (out / "traces" / "workers-2" / f"worker-{worker}" / "step-000.timeline.json").stat().st_size > 0
     assert not [n for n in netns.list_namespaces() if n.startswith("tfsim-") and "-w" in n
                 and not netns._pid_alive(int(n.split("-")[1]))]
 

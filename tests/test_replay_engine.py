@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from replay.compiled import KIND_DOWNLOAD, KIND_UPLOAD, compile_graph, critical_path_us
 from replay.engine import DurationModel, simulate
 from replay.link import LinkConfig, target_link
-from replay.sharing import FairSharing, FifoSharing
+from replay.sharing import FairSharing, FifoSharing, SenioritySharing
 from replay.synthetic import chain_graph, random_graph
 from tracetool.errors import ToolError
 
@@ -188,3 +188,17 @@ def test_profiled_link_is_already_a_payload_rate():
 def test_impossible_mtu_is_refused(mtu):
     with pytest.raises(ToolError, match="MTU"):
         target_link(chain_graph(), 1e8, mtu=mtu)
+
+
+def test_two_workers_in_turns_reach_the_link_bound_that_fair_sharing_misses():
+    """Download 1 MB, upload 1 MB, negligible compute: one worker uses each direction half the time.
+    Under seniority two workers settle into turns (one downloads while the other uploads) and
+    double the rate; under fair sharing, starting together, they stay in lock-step and gain nothing."""
+    graph = chain_graph(compute_us=10.0, download_bytes=1_000_000, upload_bytes=1_000_000)
+    link = LinkConfig(8e7, 8e7)  # 10 MB/s: 0.1 s per direction per step
+    one = step_rate(graph, 1, link)
+    assert one == pytest.approx(1 / 0.20001, rel=1e-3)
+    in_turns = step_rate(graph, 2, link, sharing=SenioritySharing(2.0), measured_steps=40)
+    lock_step = step_rate(graph, 2, link, sharing=FairSharing(), measured_steps=40)
+    assert in_turns == pytest.approx(2 * one, rel=0.02)
+    assert lock_step == pytest.approx(one, rel=0.02)

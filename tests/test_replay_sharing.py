@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from replay.sharing import FairSharing, FifoSharing, TransferFairSharing
+from replay.sharing import FairSharing, FifoSharing, SenioritySharing, TransferFairSharing, sharing_model
 
 
 def drain(link, arrivals):
@@ -103,3 +103,47 @@ def test_served_bits_count_what_the_link_carried():
     link = FairSharing().new_link(100.0, 100.0, 2)
     drain(link, [(0.0, 0, 0, 150.0), (0.5, 1, 0, 50.0)])
     assert link.served_bits(10.0) == pytest.approx(200.0)
+
+
+def test_seniority_gives_the_older_upload_its_weight_and_the_younger_the_rest():
+    """Weight 3 against 1: the older connection gets 75 of 100 bits/s until it finishes."""
+    link = SenioritySharing(3.0).new_upload_link(100.0, 100.0, 2)
+    finished = drain(link, [(0.0, 0, 0, 100.0), (0.5, 1, 0, 100.0)])
+    # worker 0 has 50 bits left at 0.5 s and gets 75 bits/s; worker 1 then has 100 - 25 * 2/3 left at 100
+    assert finished[(0, 0)] == pytest.approx(0.5 + 50.0 / 75.0)
+    assert finished[(1, 0)] == pytest.approx(2.0)
+
+
+def test_seniority_is_by_when_a_connection_became_active_not_by_worker_number():
+    """Worker 1 starts first, so it is the senior one; worker 0 gets the smaller share."""
+    link = SenioritySharing(4.0).new_upload_link(100.0, 100.0, 2)
+    finished = drain(link, [(0.0, 1, 0, 80.0), (0.25, 0, 0, 80.0)])
+    # worker 1: 25 bits alone, then 55 at 80 bits/s; worker 0: 20 bits/s meanwhile, then the full link
+    assert finished[(1, 0)] == pytest.approx(0.25 + 55.0 / 80.0)
+    assert finished[(0, 0)] == pytest.approx(0.25 + 55.0 / 80.0 + (80.0 - 20.0 * 55.0 / 80.0) / 100.0)
+
+
+def test_seniority_of_one_is_fair_and_downloads_are_always_fair():
+    """Seniority 1 shares uploads equally; downloads share equally whatever the seniority."""
+    for link in (SenioritySharing(1.0).new_upload_link(100.0, 100.0, 2),
+                 SenioritySharing(5.0).new_download_link(100.0, 100.0, 2)):
+        finished = drain(link, [(0.0, 0, 0, 100.0), (0.0, 1, 0, 100.0)])
+        assert finished[(0, 0)] == pytest.approx(2.0) and finished[(1, 0)] == pytest.approx(2.0)
+
+
+def test_seniority_caps_a_connection_at_its_worker_interface():
+    """A senior connection capped at 60 bits/s leaves the other 40, more than its weight alone would give."""
+    link = SenioritySharing(10.0).new_upload_link(100.0, 60.0, 2)
+    finished = drain(link, [(0.0, 0, 0, 60.0), (0.0, 1, 0, 40.0)])
+    assert finished[(0, 0)] == pytest.approx(1.0) and finished[(1, 0)] == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("bad", [0.5, float("nan"), float("inf")])
+def test_seniority_below_one_or_not_finite_is_refused(bad: float):
+    with pytest.raises(ValueError, match="--seniority"):
+        SenioritySharing(bad)
+
+
+def test_seniority_value_with_another_sharing_model_is_refused():
+    with pytest.raises(ValueError, match="--seniority applies to --sharing seniority only"):
+        sharing_model("fair", seniority=2.0)

@@ -39,6 +39,7 @@ def _measure_request(args: argparse.Namespace, out_dir: Path):  # noqa: ANN202 -
         model_kwargs=_model_kwargs(args.model_arg),
         command_line=shlex.join(["tracetool", *sys.argv[1:]]),
         tcp_congestion_control=args.tcp_congestion_control,
+        trace_steps=getattr(args, "trace_steps", 0),
     )
 
 
@@ -113,6 +114,10 @@ def add_measure_commands(sub: argparse._SubParsersAction) -> None:
                    "multi-host cluster; run the command on every host with its --job and --task-index")
     m.add_argument("--job", choices=("ps", "worker"), help="with --cluster: the task this host runs")
     m.add_argument("--task-index", type=int, default=0, help="with --cluster: index of this host's task")
+    m.add_argument("--trace-steps", type=int, default=0, metavar="K",
+                   help="after its window, each worker traces K steps while the others keep training, into "
+                        "OUT/traces/workers-N/worker-I/ (RunMetadata and Chrome timeline, as profile writes); "
+                        "compare them with replay's synthetic timelines (default 0: no tracing)")
     m.set_defaults(func=cmd_measure)
 
     v = sub.add_parser(

@@ -67,6 +67,9 @@ def t95(dof: int) -> float:
     return _T95[dof - 1] if dof <= len(_T95) else 1.96
 
 
+TRACES_DIR = "traces"
+
+
 @dataclass(frozen=True)
 class MeasureRequest:
     model: str
@@ -83,6 +86,7 @@ class MeasureRequest:
     model_kwargs: dict[str, Any] = field(default_factory=dict)
     command_line: str = ""
     tcp_congestion_control: str = DEFAULT_TCP_CONGESTION_CONTROL
+    trace_steps: int = 0  # steps each worker traces after its window, with every worker still training
 
     def check(self) -> None:
         check_model_name(self.model)
@@ -94,6 +98,8 @@ class MeasureRequest:
             raise ToolError(f"--duration must be at least 2 seconds, got {self.duration_s:g}")
         if self.warmup_steps < 0:
             raise ToolError("--warmup must be >= 0")
+        if self.trace_steps < 0:
+            raise ToolError(f"--trace-steps must be zero or more, got {self.trace_steps}")
         if self.optimizer not in OPTIMIZERS:
             raise ToolError(f"unknown optimizer '{self.optimizer}'; choose one of {', '.join(OPTIMIZERS)}")
         if self.intra_op_threads < 1 or self.inter_op_threads < 1:
@@ -105,11 +111,18 @@ class MeasureRequest:
 
     def task_spec(self, cluster: dict[str, list[str]]) -> TaskSpec:
         model = str(Path(self.model).resolve()) if self.model.endswith(".py") else self.model
+        workers = len(cluster.get("worker", []))
         return TaskSpec(
             mode="measure", cluster=cluster, model=model, batch_size=self.batch_size, optimizer=self.optimizer,
             intra_op_threads=self.intra_op_threads, inter_op_threads=self.inter_op_threads,
             warmup_steps=self.warmup_steps, duration_s=self.duration_s, model_kwargs=self.model_kwargs,
+            traced_steps=self.trace_steps,
+            out_dir=str(self.traces_dir(workers)) if self.trace_steps else "",
         )
+
+    def traces_dir(self, workers: int) -> Path:
+        """Where the traced steps of the run with ``workers`` workers go (one folder per worker inside)."""
+        return self.out_dir.resolve() / TRACES_DIR / f"workers-{workers}"
 
 
 def parse_worker_counts(text: str) -> tuple[int, ...]:
@@ -411,6 +424,8 @@ def measure_point(request: MeasureRequest, workers: int, topology: ShapedTopolog
         point["link"] = link
     for entry in point["per_worker"]:
         entry["step_spans_s"] = spans.get(entry["task_index"], [])
+    if request.trace_steps:
+        point["traces"] = str(request.traces_dir(workers).relative_to(request.out_dir.resolve()))
     return point
 
 

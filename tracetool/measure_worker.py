@@ -18,10 +18,12 @@ import math
 import os
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import tensorflow as tf
 
-from tracetool.profile_worker import session_config
+from tracetool.atomic_files import write_text_atomically
+from tracetool.profile_worker import chrome_timeline, session_config
 from tracetool.task_spec import TaskSpec
 from tracetool.training_graph import build_training_graph
 
@@ -90,6 +92,19 @@ class _Coordination:
             self.init_op = v1.variables_initializer(
                 [self.warm, self.finished, self.window_start, self.bin_counts, self.cpu_s, self.step_time_s]
             )
+
+
+def _trace_steps(sess: v1.Session, train_op: tf.Operation, steps: int, out_dir: Path,
+                 emit: Callable[..., None]) -> None:
+    """Trace steps of the contended cluster in the format ``profile`` writes, so the same graph
+    builder and timeline viewer read them next to replay's synthetic timelines."""
+    options = v1.RunOptions(trace_level=v1.RunOptions.FULL_TRACE, output_partition_graphs=True)
+    for k in range(steps):
+        metadata = v1.RunMetadata()
+        sess.run(train_op, options=options, run_metadata=metadata)
+        write_text_atomically(out_dir / f"step-{k:03d}.runmeta.pb", metadata.SerializeToString())
+        write_text_atomically(out_dir / f"step-{k:03d}.timeline.json", chrome_timeline(metadata.step_stats))
+    emit("traced", steps=steps, out_dir=str(out_dir))
 
 
 def _wait_for_variables(sess: v1.Session, uninitialized: tf.Tensor, emit: Callable[..., None]) -> None:
@@ -162,6 +177,9 @@ def run_measure(spec: TaskSpec, target: str, task_index: int, emit: Callable[...
                 break
         cpu_s = process_cpu_s() - (cpu_at_start if cpu_at_start is not None else process_cpu_s())
         mean_step_s = sum(step_times) / len(step_times) if step_times else math.nan
+        if spec.traced_steps > 0 and spec.out_dir:
+            # before reporting finished, so every other worker is still training while these run
+            _trace_steps(sess, training.train_op, spec.traced_steps, Path(spec.out_dir) / f"worker-{task_index}", emit)
         emit("window_ended", unix_s=time.time(), steps=sum(counts), bin_counts=counts, cpu_s=cpu_s,
              mean_step_time_s=mean_step_s, step_spans_s=step_spans)
         sess.run(coord.report, {coord.task: task_index, coord.row: counts, coord.cpu_value: cpu_s,
