@@ -20,6 +20,7 @@ from tracetool.measure import (
     build_point,
     cpu_use,
     link_use,
+    machine_cpu_s,
     parse_worker_counts,
     process_cpu_s,
     rate_stats,
@@ -106,6 +107,21 @@ def test_cpu_saturation_is_flagged_above_85_percent_of_the_cores():
     busy = cpu_use(base, CpuSnapshot(1.0, {"a": 0.95 * cores}, 0.95 * cores))
     calm = cpu_use(base, CpuSnapshot(1.0, {"a": 0.5 * cores}, 0.5 * cores))
     assert busy["saturated"] and not calm["saturated"]
+
+
+def test_hypervisor_steal_is_reported_and_flags_the_point():
+    """0.5 cores stolen in a 2 s window is 0.25 cores: flagged though the cluster used little."""
+    base = CpuSnapshot(0.0, {"a": 0.0}, 0.0, 0.0)
+    stolen = cpu_use(base, CpuSnapshot(2.0, {"a": 0.6}, 1.2, 0.5))
+    calm = cpu_use(base, CpuSnapshot(2.0, {"a": 0.6}, 0.8, 0.1))
+    assert stolen["steal_cores"] == pytest.approx(0.25) and calm["steal_cores"] == pytest.approx(0.05)
+    assert stolen["stolen_by_hypervisor"] and stolen["saturated"] and stolen["saturated_by_other_processes"]
+    assert not calm["stolen_by_hypervisor"] and not calm["saturated"]
+
+
+def test_machine_cpu_counts_steal_within_busy_time():
+    busy, steal = machine_cpu_s()
+    assert 0.0 <= steal <= busy
 
 
 def test_link_use_is_bits_over_time_against_the_shaped_rate():

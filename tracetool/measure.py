@@ -54,6 +54,10 @@ TASK_PORT = 2222
 # a run whose processes used more than this share of the machine's cores measured the CPU,
 # not the network or the model
 CPU_SATURATION_FRACTION = 0.85
+# Cores the hypervisor may take from this virtual machine during a window before the point is
+# flagged: a tenth of a 2-core machine. Measured here while idle: 0.04 to 0.08 cores; under
+# another tenant's load up to 1.4, when one mlp worker at 200mbit fell from 1.21 to 0.62 steps/s.
+STEAL_LIMIT_CORES = 0.2
 
 # two-sided 95% Student t quantiles for 1..30 degrees of freedom
 _T95 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145,
@@ -156,12 +160,17 @@ def process_cpu_s(pid: int) -> float | None:
     return (int(fields[11]) + int(fields[12])) / _CLOCK_TICKS  # utime, stime (fields 14, 15)
 
 
-def machine_busy_s() -> float:
-    """CPU seconds all cores spent outside idle and iowait since boot, from /proc/stat."""
+def machine_cpu_s() -> tuple[float, float]:
+    """CPU seconds all cores spent busy (outside idle and iowait) and stolen since boot, from /proc/stat.
+
+    Steal is time a virtual machine's cores wanted to run but the hypervisor ran someone else:
+    on a shared host it comes and goes, and while it lasts every step runs slower. It counts
+    as busy, and is reported on its own so a slow point can be told from a slow model."""
     first = Path("/proc/stat").read_text().splitlines()[0].split()[1:]
     ticks = [int(v) for v in first]
     idle = ticks[3] + (ticks[4] if len(ticks) > 4 else 0)
-    return (sum(ticks[:8]) - idle) / _CLOCK_TICKS
+    steal = ticks[7] if len(ticks) > 7 else 0
+    return (sum(ticks[:8]) - idle) / _CLOCK_TICKS, steal / _CLOCK_TICKS
 
 
 @dataclass
@@ -169,11 +178,13 @@ class CpuSnapshot:
     wall_s: float
     process_s: dict[str, float]
     machine_busy_s: float
+    machine_steal_s: float = 0.0
 
     @staticmethod
     def take(pids: dict[str, int]) -> CpuSnapshot:
         values = {name: process_cpu_s(pid) for name, pid in pids.items()}
-        return CpuSnapshot(time.monotonic(), {k: v for k, v in values.items() if v is not None}, machine_busy_s())
+        busy, steal = machine_cpu_s()
+        return CpuSnapshot(time.monotonic(), {k: v for k, v in values.items() if v is not None}, busy, steal)
 
 
 def cpu_use(before: CpuSnapshot, after: CpuSnapshot) -> dict[str, Any]:
@@ -183,16 +194,20 @@ def cpu_use(before: CpuSnapshot, after: CpuSnapshot) -> dict[str, Any]:
              for name in before.process_s if name in after.process_s}
     total = sum(cores.values())
     machine = (after.machine_busy_s - before.machine_busy_s) / wall
+    steal = (after.machine_steal_s - before.machine_steal_s) / wall
     cpu_count = os.cpu_count() or 1
     limit = CPU_SATURATION_FRACTION * cpu_count
+    stolen = steal > STEAL_LIMIT_CORES
     return {
         "window_s": wall,
         "process_cores": cores,
         "tasks_total_cores": total,
         "machine_busy_cores": machine,
+        "steal_cores": steal,
         "machine_cores": cpu_count,
-        "saturated": total > limit or machine > limit,
-        "saturated_by_other_processes": machine > limit >= total,
+        "saturated": total > limit or machine > limit or stolen,
+        "saturated_by_other_processes": (machine > limit or stolen) and total <= limit,
+        "stolen_by_hypervisor": stolen,
     }
 
 
@@ -256,7 +271,10 @@ def describe_point(point: dict[str, Any]) -> str:
         if link:
             line += (f"; link used {link['download']['utilization']:.0%} down, {link['upload']['utilization']:.0%} up"
                      f" ({link['download']['drops'] + link['upload']['drops']} drops)")
-        if cpu["saturated"]:
+        if cpu.get("stolen_by_hypervisor"):
+            line += (f"  CPU STOLEN by the hypervisor ({cpu['steal_cores']:.2f} cores): this point measures the "
+                     "host's other tenants, not the link")
+        elif cpu["saturated"]:
             who = "other processes" if cpu["saturated_by_other_processes"] else "the cluster"
             line += f"  CPU SATURATED by {who}: this point measures the CPU, not the link"
     return line
