@@ -31,6 +31,7 @@ import math
 import random
 from collections import deque
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -91,6 +92,21 @@ class DurationModel:
 
     compute_scale: float = 1.0
     deterministic: bool = False
+
+
+def _recapacity(links: list[Any], d: int, now: float, capacity_bps: float, link_sched: list[float],
+                link_version: list[int], heap: list[tuple[float, int, int, int, int]], seq: int) -> int:
+    """Give direction ``d`` a new capacity from ``now`` and re-arm its next finish; returns the next seq."""
+    lk = links[d]
+    lk.set_capacity(now, capacity_bps)
+    nt = lk.next_time()
+    link_sched[d] = nt
+    if nt < math.inf:
+        heapq.heappush(heap, (nt, seq, _LINK, d, seq))
+        link_version[d] = seq
+        return seq + 1
+    link_version[d] = -1
+    return seq
 
 
 def simulate(
@@ -161,6 +177,11 @@ def simulate(
     ]
     link_sched = [math.inf, math.inf]
     link_version = [-1, -1]
+    # While one direction carries data, the other carries its ACKs and has that much less room.
+    ack_coupled = link.reverse_ack_overhead > 0.0
+    capacity_alone = (link.download_payload_bps(), link.upload_payload_bps())
+    capacity_shared = (link.download_payload_bps_while_uploading(), link.upload_payload_bps_while_downloading())
+    direction_busy = [False, False]
     delay_s = link.latency_s + link.per_transfer_overhead_s
 
     pending = indeg * workers
@@ -334,6 +355,9 @@ def simulate(
                         push(heap, (nt, seq, _LINK, d, seq))
                         link_version[d] = seq
                         seq += 1
+                    if ack_coupled and not direction_busy[d]:
+                        direction_busy[d] = True
+                        seq = _recapacity(links, 1 - d, t, capacity_shared[1 - d], link_sched, link_version, heap, seq)
                 elif ks == KIND_END:
                     # The worker's step is over; account it and start the next one at once.
                     ops += 1
@@ -397,6 +421,9 @@ def simulate(
                 push(heap, (nt, seq, _LINK, w, seq))
                 link_version[w] = seq
                 seq += 1
+            elif ack_coupled and direction_busy[w]:
+                direction_busy[w] = False
+                seq = _recapacity(links, 1 - w, t, capacity_alone[1 - w], link_sched, link_version, heap, seq)
         else:  # _PS_READY
             p = lane[i]
             if ps_busy[p]:

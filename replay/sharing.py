@@ -7,7 +7,9 @@ loop drives through four calls:
   (from the order policy) decides which waiting transfer is served next when the model must choose;
 - ``next_time()``: when the earliest transfer in service will finish (``inf`` if none);
 - ``pop_finished(now)``: the ``(worker, node)`` transfers that finish at ``now``;
-- ``served_bits(now)``: bits carried so far, for utilization.
+- ``served_bits(now)``: bits carried so far, for utilization;
+- ``set_capacity(now, bits_per_s)``: the direction's capacity changes from ``now`` on (the
+  other direction's ACKs take part of the line while it carries data).
 
 Models:
 
@@ -111,7 +113,7 @@ class FifoSharing(SharingModel):
     name = "fifo"
 
     def new_link(self, capacity_bps: float, worker_capacity_bps: float, n_workers: int) -> Any:
-        return _FifoLink(min(capacity_bps, worker_capacity_bps))
+        return _FifoLink(capacity_bps, worker_capacity_bps)
 
 
 class SenioritySharing(SharingModel):
@@ -237,6 +239,11 @@ class _ConnectionFairLink:
         if self.active_workers:
             share = self.capacity / self.active_workers
             self.rate = share if share < self.worker_capacity else self.worker_capacity
+
+    def set_capacity(self, now: float, capacity_bps: float) -> None:
+        self._advance(now)
+        self.capacity = capacity_bps
+        self._set_rate()
 
     def _admit(self, now: float, worker: int, node: int, bits: float, seq: int) -> None:
         flows = self.flows[worker]
@@ -408,6 +415,10 @@ class _SharedProcessorLink:
             self.served += dt * self.capacity
         self.t_last = now
 
+    def set_capacity(self, now: float, capacity_bps: float) -> None:
+        self._advance(now)
+        self.capacity = capacity_bps
+
     def add(self, now: float, key: Any, worker: int, node: int, bits: float) -> float:
         self._enqueue(now, key, worker, node, bits)
         return self.next_time()
@@ -519,6 +530,12 @@ class _MaxMinLink:
             remaining -= rate * count
             flows_left -= count
 
+    def set_capacity(self, now: float, capacity_bps: float) -> None:
+        self._advance(now)
+        self.capacity = capacity_bps
+        if self.n_active:
+            self._rerate()
+
     def _admit(self, now: float, worker: int, node: int, bits: float, seq: int) -> None:
         heapq.heappush(self.flows[worker], (self.clocks[worker] + bits, seq, node))
         self.n_active += 1
@@ -583,10 +600,11 @@ class _MaxMinLink:
 class _FifoLink:
     """One transfer in service at a time; the rest wait in order-policy order."""
 
-    __slots__ = ("rate", "current", "finish", "started", "waiting", "seq", "served", "admitted_at")
+    __slots__ = ("rate", "worker_capacity", "current", "finish", "started", "waiting", "seq", "served", "admitted_at")
 
-    def __init__(self, rate_bps: float) -> None:
-        self.rate = rate_bps
+    def __init__(self, capacity_bps: float, worker_capacity_bps: float) -> None:
+        self.worker_capacity = worker_capacity_bps
+        self.rate = min(capacity_bps, worker_capacity_bps)
         self.current: tuple[int, int, float] | None = None
         self.finish = INF
         self.started = 0.0
@@ -616,6 +634,18 @@ class _FifoLink:
 
     def next_time(self) -> float:
         return self.finish
+
+    def set_capacity(self, now: float, capacity_bps: float) -> None:
+        rate = min(capacity_bps, self.worker_capacity)
+        if self.current is not None:
+            # bank what the transfer in service has got so far; the rest goes at the new rate
+            done = (now - self.started) * self.rate
+            worker, node, bits = self.current
+            self.served += done
+            self.current = (worker, node, bits - done)
+            self.started = now
+            self.finish = now + (bits - done) / rate
+        self.rate = rate
 
     def pop_finished(self, now: float) -> list[tuple[int, int]]:
         current = self.current

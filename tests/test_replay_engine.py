@@ -202,3 +202,23 @@ def test_two_workers_in_turns_reach_the_link_bound_that_fair_sharing_misses():
     lock_step = step_rate(graph, 2, link, sharing=FairSharing(), measured_steps=40)
     assert in_turns == pytest.approx(2 * one, rel=0.02)
     assert lock_step == pytest.approx(one, rel=0.02)
+
+
+def test_workers_in_turns_lose_the_line_share_of_each_others_acks():
+    """With both directions busy all the time, each carries the other's ACKs (here 5% of the line):
+    two workers in turns reach 95% of twice the one-worker rate, which never overlaps directions."""
+    graph = chain_graph(compute_us=10.0, download_bytes=1_000_000, upload_bytes=1_000_000)
+    link = LinkConfig(8e7, 8e7, reverse_ack_overhead=0.05)
+    assert link.download_payload_bps_while_uploading() == pytest.approx(7.6e7)
+    one = step_rate(graph, 1, link)
+    assert one == pytest.approx(1 / 0.20001, rel=1e-3)
+    in_turns = step_rate(graph, 2, link, sharing=SenioritySharing(2.0), measured_steps=40)
+    assert in_turns == pytest.approx(2 * one * 0.95, rel=0.01)
+
+
+def test_target_link_charges_delayed_acks_of_mtu_sized_segments():
+    """At MTU 1500 one 66-byte ACK per two 1448-byte segments: 2.28% of the other direction's payload."""
+    link = target_link(chain_graph(), 100e6)
+    assert link.reverse_ack_overhead == pytest.approx(66 / 2896)
+    assert link.upload_payload_bps_while_downloading() == pytest.approx(
+        (100e6 - 66 / 2896 * link.download_payload_bps()) * link.payload_efficiency)

@@ -147,3 +147,16 @@ def test_seniority_below_one_or_not_finite_is_refused(bad: float):
 def test_seniority_value_with_another_sharing_model_is_refused():
     with pytest.raises(ValueError, match="--seniority applies to --sharing seniority only"):
         sharing_model("fair", seniority=2.0)
+
+
+@pytest.mark.parametrize("model", [FairSharing(), TransferFairSharing(), FifoSharing(), SenioritySharing(2.0)],
+                         ids=["fair", "fair-per-transfer", "fifo", "seniority"])
+def test_capacity_change_applies_from_that_moment(model):
+    """100 bits at 100 bits/s; at 0.5 s the capacity halves, so the other 50 bits take 1 s more."""
+    link = model.new_link(100.0, 1000.0, 1)
+    link.add(0.0, (0.0, 0), 0, 0, 100.0)
+    assert link.pop_finished(0.0) == []  # fifo starts its transfer here
+    link.set_capacity(0.5, 50.0)
+    assert link.next_time() == pytest.approx(1.5)
+    assert link.pop_finished(1.5) == [(0, 0)]
+    assert link.served_bits(1.5) == pytest.approx(100.0)
