@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from replay.sharing import DEFAULT_SHARING
 from tracetool.errors import ToolError
 
 
@@ -103,8 +104,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--sharing",
         choices=["fair", "fair-per-transfer", "fifo", "seniority"],
-        default="fair",
-        help="how concurrent transfers share a direction",
+        default=DEFAULT_SHARING,
+        help="how concurrent transfers share a direction (default %(default)s; see docs/replay.md)",
     )
     p.add_argument(
         "--seniority",

@@ -22,7 +22,7 @@ from replay.compiled import CompiledGraph, compile_graph
 from replay.engine import DurationModel, RunResult, one_step_time_s, simulate
 from replay.link import LinkConfig, profiled_link
 from replay.order import OrderPolicy, order_policy
-from replay.sharing import SenioritySharing, SharingModel, sharing_model
+from replay.sharing import DEFAULT_SHARING, SenioritySharing, SharingModel, sharing_model
 from tracetool.errors import ToolError
 from tracetool.stepgraph import StepGraph
 
@@ -63,7 +63,7 @@ class Point:
 class ReplaySettings:
     """How replays are run; everything except the graph, the worker counts and the link."""
 
-    sharing: str = "fair"
+    sharing: str = DEFAULT_SHARING
     order: str = "trace"
     max_streams: int | None = None
     seniority: float | None = None  # with sharing "seniority"; None: the measured default
