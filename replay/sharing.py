@@ -675,36 +675,82 @@ class _FifoLink:
 
 class _SeniorityLink(_MaxMinLink):
     """Weighted shares by connection age: the per-worker clocks of the max-min link, with
-    rates from weighted water-filling instead of equal shares."""
+    rates from weighted water-filling instead of equal shares. Active connections are kept in
+    age order, so every call touches only them."""
 
-    __slots__ = ("seniority", "since", "admissions")
+    __slots__ = ("by_age", "weights")
 
     def __init__(
         self, capacity_bps: float, worker_capacity_bps: float, n_workers: int, max_streams: int | None,
         seniority: float,
     ) -> None:
         super().__init__(capacity_bps, worker_capacity_bps, n_workers, max_streams)
-        self.seniority = seniority
-        self.since = [0] * n_workers  # admission count when the connection last became active
-        self.admissions = 0
+        self.by_age: list[int] = []  # active connections, oldest first
+        self.weights = [seniority**-rank for rank in range(n_workers)]
+
+    def _advance(self, now: float) -> None:
+        dt = now - self.t_last
+        if dt > 0 and self.by_age:
+            clocks, rates, flows = self.clocks, self.rates, self.flows
+            total = 0.0
+            for w in self.by_age:
+                clocks[w] += dt * rates[w]
+                total += rates[w] * len(flows[w])
+            self.served += dt * total
+        self.t_last = now
 
     def _admit(self, now: float, worker: int, node: int, bits: float, seq: int) -> None:
-        self.admissions += 1
         if not self.flows[worker]:
-            self.since[worker] = self.admissions
+            self.by_age.append(worker)
         super()._admit(now, worker, node, bits, seq)
 
     def _rerate(self) -> None:
-        active = sorted((self.since[w], w) for w, f in enumerate(self.flows) if f)
-        weights = [self.seniority ** -rank for rank in range(len(active))]
         remaining = self.capacity
-        weight_left = sum(weights)
-        rates = self.rates
+        weights, flows, rates, cap = self.weights, self.flows, self.rates, self.worker_capacity
+        weight_left = sum(weights[: len(self.by_age)])
         # Equal caps: the heaviest connections hit their cap first, so one pass in age order
         # is the weighted water-filling.
-        for (_, w), weight in zip(active, weights, strict=True):
+        for rank, w in enumerate(self.by_age):
+            weight = weights[rank]
             share = remaining * weight / weight_left
-            rate = share if share < self.worker_capacity else self.worker_capacity
-            rates[w] = rate / len(self.flows[w])
+            rate = share if share < cap else cap
+            rates[w] = rate / len(flows[w])
             remaining -= rate
             weight_left -= weight
+
+    def next_time(self) -> float:
+        best = self.admit_at
+        t_last, clocks, rates, flows = self.t_last, self.clocks, self.rates, self.flows
+        for w in self.by_age:
+            t = t_last + (flows[w][0][0] - clocks[w]) / rates[w]
+            if t < best:
+                best = t
+        return best
+
+    def pop_finished(self, now: float) -> list[tuple[int, int]]:
+        self._advance(now)
+        done = []
+        clocks, rates, all_flows = self.clocks, self.rates, self.flows
+        emptied = False
+        for w in self.by_age:
+            flows = all_flows[w]
+            limit = clocks[w] + _tolerance(clocks[w])
+            while flows and flows[0][0] <= limit:
+                done.append((w, heapq.heappop(flows)[2]))
+                self.n_active -= 1
+            if flows and self.t_last + (flows[0][0] - clocks[w]) / rates[w] <= now:
+                # The clock cannot resolve what is left of this transfer: it is finished.
+                done.append((w, heapq.heappop(flows)[2]))
+                self.n_active -= 1
+            if not flows:
+                clocks[w] = 0.0
+                emptied = True
+        if emptied:
+            self.by_age = [w for w in self.by_age if all_flows[w]]
+        self.admit_at = INF
+        while self.waiting and (not self.max_streams or self.n_active < self.max_streams):
+            _, seq, worker, node, bits = heapq.heappop(self.waiting)
+            self._admit(now, worker, node, bits, seq)
+        if self.n_active:
+            self._rerate()
+        return done
