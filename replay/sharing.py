@@ -509,15 +509,21 @@ class _MaxMinLink:
         self.served = 0.0
         self.admitted_at: dict[tuple[int, int], float] | None = None
 
+    def _active_workers(self) -> Any:
+        """Workers with transfers in flight (the seniority link keeps them in age order)."""
+        return [w for w, flows in enumerate(self.flows) if flows]
+
+    def _forget_idle(self) -> None:
+        """Called after transfers finished; links that track active workers drop the idle ones."""
+
     def _advance(self, now: float) -> None:
         dt = now - self.t_last
         if dt > 0 and self.n_active:
-            clocks, rates = self.clocks, self.rates
+            clocks, rates, flows = self.clocks, self.rates, self.flows
             total = 0.0
-            for w, flows in enumerate(self.flows):
-                if flows:
-                    clocks[w] += dt * rates[w]
-                    total += rates[w] * len(flows)
+            for w in self._active_workers():
+                clocks[w] += dt * rates[w]
+                total += rates[w] * len(flows[w])
             self.served += dt * total
         self.t_last = now
 
@@ -563,31 +569,33 @@ class _MaxMinLink:
 
     def next_time(self) -> float:
         best = self.admit_at
-        for w, flows in enumerate(self.flows):
-            if flows:
-                t = self.t_last + (flows[0][0] - self.clocks[w]) / self.rates[w]
-                if t < best:
-                    best = t
+        t_last, clocks, rates, flows = self.t_last, self.clocks, self.rates, self.flows
+        for w in self._active_workers():
+            t = t_last + (flows[w][0][0] - clocks[w]) / rates[w]
+            if t < best:
+                best = t
         return best
 
     def pop_finished(self, now: float) -> list[tuple[int, int]]:
         self._advance(now)
         done = []
-        for w, flows in enumerate(self.flows):
-            if not flows:
-                continue
-            limit = self.clocks[w] + _tolerance(self.clocks[w])
+        clocks, rates, all_flows = self.clocks, self.rates, self.flows
+        emptied = False
+        for w in self._active_workers():
+            flows = all_flows[w]
+            limit = clocks[w] + _tolerance(clocks[w])
             while flows and flows[0][0] <= limit:
-                _, _, node = heapq.heappop(flows)
+                done.append((w, heapq.heappop(flows)[2]))
                 self.n_active -= 1
-                done.append((w, node))
-            if flows and self.t_last + (flows[0][0] - self.clocks[w]) / self.rates[w] <= now:
+            if flows and self.t_last + (flows[0][0] - clocks[w]) / rates[w] <= now:
                 # The clock cannot resolve what is left of this transfer: it is finished.
-                _, _, node = heapq.heappop(flows)
+                done.append((w, heapq.heappop(flows)[2]))
                 self.n_active -= 1
-                done.append((w, node))
             if not flows:
-                self.clocks[w] = 0.0
+                clocks[w] = 0.0
+                emptied = True
+        if emptied:
+            self._forget_idle()
         self.admit_at = INF
         while self.waiting and (not self.max_streams or self.n_active < self.max_streams):
             _, seq, worker, node, bits = heapq.heappop(self.waiting)
@@ -688,16 +696,11 @@ class _SeniorityLink(_MaxMinLink):
         self.by_age: list[int] = []  # active connections, oldest first
         self.weights = [seniority**-rank for rank in range(n_workers)]
 
-    def _advance(self, now: float) -> None:
-        dt = now - self.t_last
-        if dt > 0 and self.by_age:
-            clocks, rates, flows = self.clocks, self.rates, self.flows
-            total = 0.0
-            for w in self.by_age:
-                clocks[w] += dt * rates[w]
-                total += rates[w] * len(flows[w])
-            self.served += dt * total
-        self.t_last = now
+    def _active_workers(self) -> list[int]:
+        return self.by_age
+
+    def _forget_idle(self) -> None:
+        self.by_age = [w for w in self.by_age if self.flows[w]]
 
     def _admit(self, now: float, worker: int, node: int, bits: float, seq: int) -> None:
         if not self.flows[worker]:
@@ -717,40 +720,3 @@ class _SeniorityLink(_MaxMinLink):
             rates[w] = rate / len(flows[w])
             remaining -= rate
             weight_left -= weight
-
-    def next_time(self) -> float:
-        best = self.admit_at
-        t_last, clocks, rates, flows = self.t_last, self.clocks, self.rates, self.flows
-        for w in self.by_age:
-            t = t_last + (flows[w][0][0] - clocks[w]) / rates[w]
-            if t < best:
-                best = t
-        return best
-
-    def pop_finished(self, now: float) -> list[tuple[int, int]]:
-        self._advance(now)
-        done = []
-        clocks, rates, all_flows = self.clocks, self.rates, self.flows
-        emptied = False
-        for w in self.by_age:
-            flows = all_flows[w]
-            limit = clocks[w] + _tolerance(clocks[w])
-            while flows and flows[0][0] <= limit:
-                done.append((w, heapq.heappop(flows)[2]))
-                self.n_active -= 1
-            if flows and self.t_last + (flows[0][0] - clocks[w]) / rates[w] <= now:
-                # The clock cannot resolve what is left of this transfer: it is finished.
-                done.append((w, heapq.heappop(flows)[2]))
-                self.n_active -= 1
-            if not flows:
-                clocks[w] = 0.0
-                emptied = True
-        if emptied:
-            self.by_age = [w for w in self.by_age if all_flows[w]]
-        self.admit_at = INF
-        while self.waiting and (not self.max_streams or self.n_active < self.max_streams):
-            _, seq, worker, node, bits = heapq.heappop(self.waiting)
-            self._admit(now, worker, node, bits, seq)
-        if self.n_active:
-            self._rerate()
-        return done
