@@ -177,11 +177,11 @@ def run_measure(spec: TaskSpec, target: str, task_index: int, emit: Callable[...
                 break
         cpu_s = process_cpu_s() - (cpu_at_start if cpu_at_start is not None else process_cpu_s())
         mean_step_s = sum(step_times) / len(step_times) if step_times else math.nan
-        if spec.traced_steps > 0 and spec.out_dir:
-            # before reporting finished, so every other worker is still training while these run
-            _trace_steps(sess, training.train_op, spec.traced_steps, Path(spec.out_dir) / f"worker-{task_index}", emit)
         emit("window_ended", unix_s=time.time(), steps=sum(counts), bin_counts=counts, cpu_s=cpu_s,
              mean_step_time_s=mean_step_s, step_spans_s=step_spans)
+        if spec.traced_steps > 0 and spec.out_dir:
+            # after the CPU window, before reporting finished: every other worker still trains
+            _trace_steps(sess, training.train_op, spec.traced_steps, Path(spec.out_dir) / f"worker-{task_index}", emit)
         sess.run(coord.report, {coord.task: task_index, coord.row: counts, coord.cpu_value: cpu_s,
                                 coord.step_value: mean_step_s})
         sess.run(coord.mark_finished)
