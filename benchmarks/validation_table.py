@@ -48,11 +48,11 @@ def markdown_table(runs: list[dict]) -> str:
         link = format_bandwidth(doc["bandwidth_bps"]) if doc["bandwidth_bps"] else "loopback"
         for r in doc["rows"]:
             flag = " (saturated)" if r["cpu_saturated"] else ""
-            turns = f"{r['predicted_fair']:.3f}" if "predicted_fair" in r else "-"
+            fair = f"{r['predicted_fair']:.3f}" if "predicted_fair" in r else "-"
             lines.append(
                 f"| {doc['name']} | {link} | {r['workers']} | {r['predicted']:.3f} | "
                 f"{r.get('predicted_min', r['predicted']):.2f}-{r.get('predicted_max', r['predicted']):.2f} | "
-                f"{turns} | {r['measured']:.3f} ± {r['measured_ci95']:.3f} | {r['error_pct']:+.1f}% | "
+                f"{fair} | {r['measured']:.3f} ± {r['measured_ci95']:.3f} | {r['error_pct']:+.1f}% | "
                 f"{r['cpu_cores']:.2f}{flag} |"
             )
     return "\n".join(lines)

@@ -191,8 +191,8 @@ def format_table(title: str, rows: list[dict[str, Any]], summary: dict[str, Any]
         cpu = f"{r['cpu_cores']:.2f}" if r["cpu_cores"] is not None else "-"
         flag = "  saturated" if r["cpu_saturated"] else ""
         low, high = r.get("predicted_min", r["predicted"]), r.get("predicted_max", r["predicted"])
-        turns = f"{r['predicted_fair']:>9.3f}" if "predicted_fair" in r else f"{'-':>9}"
-        lines.append(f"{r['workers']:>7} {r['predicted']:>10.3f} {low:>6.3f}-{high:<6.3f} {turns} "
+        fair = f"{r['predicted_fair']:>9.3f}" if "predicted_fair" in r else f"{'-':>9}"
+        lines.append(f"{r['workers']:>7} {r['predicted']:>10.3f} {low:>6.3f}-{high:<6.3f} {fair} "
                      f"{r['measured']:>9.3f} +-{r['measured_ci95']:<5.3f}"
                      f" {r['error_pct']:>+7.1f}%  {cpu}{flag}")
     if summary["points"]:
