@@ -137,7 +137,8 @@ def main() -> None:
     link = target_link(graph, bandwidth)
     predicted = {p.workers: p for p in predict_throughput(graph, counts, link, ReplaySettings(seeds=args.seeds,
                                                                                            calibrate=False))}
-    print(f"{args.megabytes} MB each way per step, PS link {args.bandwidth}; replay: {ReplaySettings().sharing} sharing, "
+    print(f"{args.megabytes} MB each way per step, PS link {args.bandwidth}; "
+          f"replay: {ReplaySettings().sharing} sharing, "
           f"{args.seeds} seeds, link bound {link.download_payload_bps() / (8 * payload):.3f} steps/s")
     print(f"{'N':>3} {'measured':>9} {'replay':>8} {'min':>6} {'max':>6} {'err%':>6} "
           f"{'down busy':>9} {'up busy':>8} {'in flight down/up':>18}  per worker")
