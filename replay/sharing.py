@@ -54,7 +54,8 @@ from typing import Any
 INF = math.inf
 
 # The default model. Measured clusters take turns on the link, which ``seniority`` reproduces and
-# ``fair`` never does: over the validation runs on a quiet machine, median |error| 5.3% against 11.8%.
+# ``fair`` never does: over 29 validation points on a quiet machine with the CPU not the bottleneck,
+# median |error| 4.7% against 11.2% (docs/measure.md).
 DEFAULT_SHARING = "seniority"
 
 # Weight of an upload connection relative to the next younger one under ``seniority`` sharing.
@@ -120,26 +121,24 @@ class FifoSharing(SharingModel):
         return _FifoLink(capacity_bps, worker_capacity_bps)
 
 
-class SenioritySharing(SharingModel):
-    """Weighted sharing between workers' connections, the oldest active connection weighted most."""
+class SenioritySharing(FairSharing):
+    """Fair downloads; uploads weighted between workers' connections, the oldest weighted most."""
 
     name = "seniority"
 
     def __init__(self, seniority: float = DEFAULT_SENIORITY, max_streams: int | None = None) -> None:
         if not (math.isfinite(seniority) and seniority >= 1.0):
             raise ValueError(f"--seniority must be a number of at least 1 (1 is fair sharing), got {seniority}")
-        if max_streams is not None and max_streams < 1:
-            raise ValueError("max_streams must be at least 1")
+        super().__init__(max_streams)
         self.seniority = seniority
-        self.max_streams = max_streams
-
-    def new_link(self, capacity_bps: float, worker_capacity_bps: float, n_workers: int) -> Any:
-        return _SeniorityLink(capacity_bps, worker_capacity_bps, n_workers, self.max_streams, self.seniority)
 
     def new_download_link(self, capacity_bps: float, worker_capacity_bps: float, n_workers: int) -> Any:
         # The PS sends every download from one host: its kernel queues each connection's segments
         # a few at a time (TCP small queues), so they interleave and nothing is dropped there.
-        return _ConnectionFairLink(capacity_bps, worker_capacity_bps, n_workers, self.max_streams)
+        return super().new_link(capacity_bps, worker_capacity_bps, n_workers)
+
+    def new_link(self, capacity_bps: float, worker_capacity_bps: float, n_workers: int) -> Any:
+        return _SeniorityLink(capacity_bps, worker_capacity_bps, n_workers, self.max_streams, self.seniority)
 
     def describe(self) -> dict[str, Any]:
         return {"name": self.name, "seniority": self.seniority, "max_streams": self.max_streams}
