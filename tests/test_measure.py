@@ -23,9 +23,8 @@ from tracetool.measure import (
     machine_cpu_s,
     parse_worker_counts,
     process_cpu_s,
-    rate_stats,
-    t95,
 )
+from tracetool.measure_stats import rate_stats, t95
 from tracetool.measure_worker import spread_over_bins, window_bins
 from tracetool.read_runmetadata import read_runmetadata
 

@@ -64,6 +64,16 @@ def test_measurement_between_prediction_and_fair_sharing_is_in_the_band():
     assert summarize(rows)["within_sharing_band"] == 1
 
 
+def test_prediction_between_the_slowest_and_fastest_run_is_counted():
+    """Only repeated measurements count: one run has no range for a prediction to fall in."""
+    repeated = {**_measured(2, 2.0), "run_steps_per_second": [1.8, 2.0, 2.2]}
+    rows = compare([_predicted(1, 1.0), _predicted(2, 2.15), _predicted(3, 2.5)],
+                   [_measured(1, 1.0), repeated, {**_measured(3, 2.0), "run_steps_per_second": [1.9, 2.1]}])
+    assert [r["measured_runs"] for r in rows] == [[1.0], [1.8, 2.0, 2.2], [1.9, 2.1]]
+    assert [r["within_measured_runs"] for r in rows] == [True, True, False]
+    assert summarize(rows)["within_measured_runs"] == 1
+
+
 def test_standing_queue_delay_is_the_shaped_queue_time():
     """A queue sized for 5 ms of traffic delays a busy link's bytes by 5 ms; an unshaped run has no queue."""
     shaped = {"bandwidth_bps": 100e6, "shaping": {"queue_latency_ms": 5, "queue_limit_bytes": 125_000}}
@@ -79,7 +89,7 @@ def test_real_validation_writes_rows_summary_and_plot(tmp_path: Path):
     common = ["--model", "mlp", "--model-arg", "width=128", "--batch-size", "8", "--bandwidth", "20mbit"]
     result = subprocess.run(
         tracetool_argv("validate", *common, "--workers", "1,2", "--duration", "4", "--warmup", "3",
-                       "--steps", "2", "--seeds", "2", "--out", str(out)),
+                       "--steps", "2", "--seeds", "2", "--repeats", "2", "--out", str(out)),
         capture_output=True, text=True, timeout=300, cwd=REPO_ROOT,
     )
     assert result.returncode == 0, result.stderr
@@ -94,10 +104,17 @@ def test_real_validation_writes_rows_summary_and_plot(tmp_path: Path):
         assert row["predicted"] > 0 and row["measured"] > 0
         assert row["predicted_fair"] <= 1.05 * row["predicted_max"]
         assert row["error_pct"] == pytest.approx((row["predicted"] - row["measured"]) / row["measured"] * 100)
+        # two independent clusters per count; the point is their mean
+        assert len(row["measured_runs"]) == 2 and row["measured"] == pytest.approx(sum(row["measured_runs"]) / 2)
+        assert row["within_measured_runs"] == (min(row["measured_runs"]) <= row["predicted"]
+                                               <= max(row["measured_runs"]))
     assert data["summary"]["max_abs_error_pct"] >= data["summary"]["median_abs_error_pct"] >= 0
     assert (out / "validation.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert (out / "measured" / "measured.json").is_file() and (out / "profile" / "meta.json").is_file()
     assert "median |error|" in result.stdout
+    measured = json.loads((out / "measured" / "measured.json").read_text())
+    assert measured["repeats"] == 2 and all(len(p["runs"]) == 2 for p in measured["points"])
+    assert "run 2 of 2" in result.stderr
 
     again = tmp_path / "v2"
     reuse = subprocess.run(

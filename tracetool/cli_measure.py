@@ -40,6 +40,7 @@ def _measure_request(args: argparse.Namespace, out_dir: Path):  # noqa: ANN202 -
         command_line=shlex.join(["tracetool", *sys.argv[1:]]),
         tcp_congestion_control=args.tcp_congestion_control,
         trace_steps=getattr(args, "trace_steps", 0),
+        repeats=args.repeats,
     )
 
 
@@ -49,6 +50,9 @@ def cmd_measure(args: argparse.Namespace) -> int:
     if args.cluster:
         if args.job is None:
             raise ToolError("--cluster needs --job ps|worker and --task-index of the task this host runs")
+        if args.repeats != 1:
+            raise ToolError("--repeats runs local clusters only; on real hosts start the measurement again "
+                            "for each run")
         args.workers = args.workers or "1"
         request = _measure_request(args, Path(args.out))
         out = measure_on_host(request, Path(args.cluster), args.job, args.task_index)
@@ -91,6 +95,10 @@ def _common(p: argparse.ArgumentParser) -> None:
                    help="TCP congestion control of the shaped cluster's tasks (default cubic, Linux's own; the "
                    "host's default otherwise leaks in, and it decides how workers share the PS link)")
     p.add_argument("--duration", type=float, default=20.0, help="seconds of the measurement window (default 20)")
+    p.add_argument("--repeats", type=int, default=1, metavar="R",
+                   help="independent clusters per worker count (default 1); with 2 or more the point is their "
+                   "mean and its interval is the spread between runs, which with several workers is wider "
+                   "than the spread inside one run")
     p.add_argument("--warmup", type=int, default=5, help="steps each worker runs before it counts as warm (default 5)")
     p.add_argument("--optimizer", default="sgd", help="sgd (default), momentum or adam")
     p.add_argument("--intra-op-threads", type=int, default=1)

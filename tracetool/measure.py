@@ -19,7 +19,6 @@ import math
 import os
 import queue
 import signal
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -36,6 +35,8 @@ from tracetool.atomic_files import write_json_atomically
 from tracetool.cluster import LocalCluster
 from tracetool.errors import ToolError
 from tracetool.machine_facts import machine_facts
+from tracetool.measure_repeats import combine_runs
+from tracetool.measure_stats import rate_stats
 from tracetool.model_loader import check_model_name
 from tracetool.processes import TaskGroup, python_module_argv
 from tracetool.task_spec import OPTIMIZERS, TaskSpec
@@ -59,18 +60,6 @@ CPU_SATURATION_FRACTION = 0.85
 # another tenant's load up to 1.4, when one mlp worker at 200mbit fell from 1.21 to 0.62 steps/s.
 STEAL_LIMIT_CORES = 0.2
 
-# two-sided 95% Student t quantiles for 1..30 degrees of freedom
-_T95 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145,
-        2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048,
-        2.045, 2.042)
-
-
-def t95(dof: int) -> float:
-    if dof < 1:
-        return math.nan
-    return _T95[dof - 1] if dof <= len(_T95) else 1.96
-
-
 TRACES_DIR = "traces"
 
 
@@ -91,6 +80,7 @@ class MeasureRequest:
     command_line: str = ""
     tcp_congestion_control: str = DEFAULT_TCP_CONGESTION_CONTROL
     trace_steps: int = 0  # steps each worker traces after its window, with every worker still training
+    repeats: int = 1  # independent clusters per worker count; their spread is the point's interval
 
     def check(self) -> None:
         check_model_name(self.model)
@@ -102,6 +92,8 @@ class MeasureRequest:
             raise ToolError(f"--duration must be at least 2 seconds, got {self.duration_s:g}")
         if self.warmup_steps < 0:
             raise ToolError("--warmup must be >= 0")
+        if not 1 <= self.repeats <= 30:
+            raise ToolError(f"--repeats must be between 1 and 30, got {self.repeats}")
         if self.trace_steps < 0:
             raise ToolError(f"--trace-steps must be zero or more, got {self.trace_steps}")
         if self.optimizer not in OPTIMIZERS:
@@ -113,15 +105,17 @@ class MeasureRequest:
         if self.out_dir.exists() and not self.out_dir.is_dir():
             raise ToolError(f"--out {self.out_dir} exists and is not a directory")
 
-    def task_spec(self, cluster: dict[str, list[str]]) -> TaskSpec:
+    def task_spec(self, cluster: dict[str, list[str]], trace: bool = True) -> TaskSpec:
+        """The tasks' instructions; ``trace=False`` skips the traced steps (repeats after the first)."""
         model = str(Path(self.model).resolve()) if self.model.endswith(".py") else self.model
         workers = len(cluster.get("worker", []))
+        traced = self.trace_steps if trace else 0
         return TaskSpec(
             mode="measure", cluster=cluster, model=model, batch_size=self.batch_size, optimizer=self.optimizer,
             intra_op_threads=self.intra_op_threads, inter_op_threads=self.inter_op_threads,
             warmup_steps=self.warmup_steps, duration_s=self.duration_s, model_kwargs=self.model_kwargs,
-            traced_steps=self.trace_steps,
-            out_dir=str(self.traces_dir(workers)) if self.trace_steps else "",
+            traced_steps=traced,
+            out_dir=str(self.traces_dir(workers)) if traced else "",
         )
 
     def traces_dir(self, workers: int) -> Path:
@@ -213,12 +207,6 @@ def cpu_use(before: CpuSnapshot, after: CpuSnapshot) -> dict[str, Any]:
 
 # ---------------------------------------------------------------- turning counts into a point
 
-def rate_stats(bin_rates: list[float]) -> dict[str, float]:
-    mean = statistics.fmean(bin_rates)
-    std = statistics.stdev(bin_rates) if len(bin_rates) > 1 else 0.0
-    return {"mean": mean, "std": std, "ci95": t95(len(bin_rates) - 1) * std / math.sqrt(len(bin_rates))}
-
-
 def build_point(result: dict[str, Any], batch_size: int, cpu: dict[str, Any] | None) -> dict[str, Any]:
     """One measured point from the chief's ``cluster_result`` and the CPU use around the window."""
     counts: list[list[float]] = result["bin_counts"]
@@ -260,8 +248,10 @@ def build_point(result: dict[str, Any], batch_size: int, cpu: dict[str, Any] | N
 
 
 def describe_point(point: dict[str, Any]) -> str:
+    runs = point.get("run_steps_per_second", [])
+    over = (f" over {len(runs)} runs (" + " ".join(f"{r:.2f}" for r in runs) + ")") if len(runs) > 1 else ""
     line = (f"{point['workers']} worker(s): {point['steps_per_second']:.2f} steps/s "
-            f"+-{point['steps_per_second_ci95']:.2f} (95% CI), {point['examples_per_second']:.0f} examples/s; "
+            f"+-{point['steps_per_second_ci95']:.2f} (95% CI{over}), {point['examples_per_second']:.0f} examples/s; "
             f"per worker " + " ".join(f"{w['steps_per_second']:.2f}" for w in point["per_worker"]))
     cpu = point.get("cpu")
     if cpu:
@@ -429,11 +419,12 @@ def watch_measurement(
 
 
 def measure_point(request: MeasureRequest, workers: int, topology: ShapedTopology | None,
-                  progress: ProgressFn) -> dict[str, Any]:
+                  progress: ProgressFn, trace: bool = True) -> dict[str, Any]:
+    """One run: a fresh cluster of ``workers`` workers, measured over one window."""
     cluster: LocalCluster = ShapedCluster(topology, workers) if topology else LocalCluster(workers=workers)
     timeout_s = max(180.0, 2 * request.duration_s + 120.0)
     with cluster:
-        spec = request.task_spec(cluster.cluster_addresses())
+        spec = request.task_spec(cluster.cluster_addresses(), trace)
         cluster.start(spec)
         progress(f"  started 1 PS and {workers} worker process(es)")
         result, cpu, spans, link = watch_measurement(cluster, timeout_s, progress, topology)
@@ -442,7 +433,7 @@ def measure_point(request: MeasureRequest, workers: int, topology: ShapedTopolog
         point["link"] = link
     for entry in point["per_worker"]:
         entry["step_spans_s"] = spans.get(entry["task_index"], [])
-    if request.trace_steps:
+    if request.trace_steps and trace:
         point["traces"] = str(request.traces_dir(workers).relative_to(request.out_dir.resolve()))
     return point
 
@@ -482,8 +473,14 @@ def run_measure(request: MeasureRequest, progress: ProgressFn | None = None) -> 
                            "queue_latency_ms": QUEUE_LATENCY_MS,
                            "tcp_congestion_control": netns.tcp_congestion_control(topology.ps.namespace)}
             for workers in request.workers:
-                say(f"{Path(request.model).stem}: {workers} worker(s), {network}")
-                point = measure_point(request, workers, topology, say)
+                runs = []
+                for run in range(request.repeats):
+                    of = f", run {run + 1} of {request.repeats}" if request.repeats > 1 else ""
+                    say(f"{Path(request.model).stem}: {workers} worker(s){of}, {network}")
+                    runs.append(measure_point(request, workers, topology, say, trace=run == 0))
+                    if request.repeats > 1:
+                        say("  " + describe_point(runs[-1]))
+                point = combine_runs(runs, request.batch_size)
                 points.append(point)
                 say(describe_point(point))
         finally:
@@ -502,6 +499,7 @@ def run_measure(request: MeasureRequest, progress: ProgressFn | None = None) -> 
         "network": network,
         "shaping": shaping,
         "duration_s": request.duration_s,
+        "repeats": request.repeats,
         "warmup_steps": request.warmup_steps,
         "intra_op_threads": request.intra_op_threads,
         "inter_op_threads": request.inter_op_threads,
@@ -617,6 +615,7 @@ def measure_on_host(request: MeasureRequest, cluster_path: Path, job: str, task_
         "network": f"real hosts from {cluster_path}",
         "cluster": cluster,
         "duration_s": request.duration_s,
+        "repeats": request.repeats,
         "warmup_steps": request.warmup_steps,
         "cpu_saturated": point["cpu_saturated"],
         "points": [point],

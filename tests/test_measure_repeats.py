@@ -1,0 +1,57 @@
+"""Folding independent runs of one worker count into a point whose interval is the spread between runs."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from tracetool.measure import build_point
+from tracetool.measure_repeats import combine_runs
+
+
+def _run(worker_rates: list[float], cores: float, saturated: bool = False) -> dict:
+    """A real point from ``build_point``: two 2-second bins per worker at a steady rate."""
+    result = {"workers": len(worker_rates), "duration_s": 4.0, "bins": 2, "bin_s": 2.0,
+              "bin_counts": [[2.0 * r, 2.0 * r] for r in worker_rates], "cpu_s": [0.4] * len(worker_rates),
+              "mean_step_time_s": [1.0 / r for r in worker_rates]}
+    cpu = {"window_s": 4.0, "process_cores": {"ps": 0.1, **{f"worker{i}": cores for i in range(len(worker_rates))}},
+           "tasks_total_cores": 0.1 + cores * len(worker_rates), "machine_busy_cores": 1.0, "steal_cores": 0.05,
+           "machine_cores": 2, "saturated": saturated, "saturated_by_other_processes": False,
+           "stolen_by_hypervisor": False}
+    return build_point(result, 32, cpu)
+
+
+def test_one_run_is_kept_as_it_is():
+    run = _run([1.0, 2.0], 0.3)
+    point = combine_runs([run], 32)
+    assert point["steps_per_second"] == run["steps_per_second"] == pytest.approx(3.0)
+    assert point["repeats"] == 1 and point["run_steps_per_second"] == [pytest.approx(3.0)]
+    assert "runs" not in point
+
+
+def test_runs_give_their_mean_and_a_between_run_interval():
+    """Runs at 3, 4 and 5 steps/s: mean 4, std 1, 95% CI t(2) * 1 / sqrt(3) = 2.484 (each run alone has 0)."""
+    runs = [_run([1.0, 2.0], 0.2), _run([2.0, 2.0], 0.4), _run([2.0, 3.0], 0.6, saturated=True)]
+    assert all(r["steps_per_second_ci95"] == pytest.approx(0.0) for r in runs)
+    point = combine_runs(runs, 32)
+    assert point["steps_per_second"] == pytest.approx(4.0)
+    assert point["examples_per_second"] == pytest.approx(128.0)
+    assert point["steps_per_second_std"] == pytest.approx(1.0)
+    assert point["steps_per_second_ci95"] == pytest.approx(4.303 / math.sqrt(3))
+    assert point["run_steps_per_second"] == pytest.approx([3.0, 4.0, 5.0])
+    assert point["repeats"] == 3 and point["runs"] == runs
+    assert point["window_s"] == pytest.approx(12.0) and len(point["bin_steps_per_second"]) == 6
+    assert [w["steps_per_second"] for w in point["per_worker"]] == pytest.approx([5 / 3, 7 / 3])
+    assert point["per_worker"][0]["run_steps_per_second"] == pytest.approx([1.0, 2.0, 2.0])
+    assert point["per_worker"][1]["steps_in_window"] == pytest.approx(8 + 8 + 12)  # 4 s at 2, 2 and 3 steps/s
+    # CPU is the mean over the runs; a saturated run flags the point
+    assert point["cpu"]["process_cores"]["worker0"] == pytest.approx(0.4)
+    assert point["cpu"]["tasks_total_cores"] == pytest.approx(0.9)
+    assert point["cpu_saturated"] and point["cpu"]["saturated"]
+    assert not point["cpu"]["stolen_by_hypervisor"]
+
+
+def test_no_runs_is_an_error():
+    with pytest.raises(ValueError):
+        combine_runs([], 32)
