@@ -41,18 +41,20 @@ def load_runs(folders: list[Path]) -> list[dict]:
 def markdown_table(runs: list[dict]) -> str:
     lines = [
         "| model | PS link | workers | predicted steps/s | seed range | fair sharing | measured steps/s (95% CI) "
-        "| error | CPU cores |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| runs | error | CPU cores |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for doc in runs:
         link = format_bandwidth(doc["bandwidth_bps"]) if doc["bandwidth_bps"] else "loopback"
         for r in doc["rows"]:
             flag = " (saturated)" if r["cpu_saturated"] else ""
             fair = f"{r['predicted_fair']:.3f}" if "predicted_fair" in r else "-"
+            runs = r.get("measured_runs", [])
+            spread = f"{min(runs):.2f}-{max(runs):.2f}" if len(runs) > 1 else "-"
             lines.append(
                 f"| {doc['name']} | {link} | {r['workers']} | {r['predicted']:.3f} | "
                 f"{r.get('predicted_min', r['predicted']):.2f}-{r.get('predicted_max', r['predicted']):.2f} | "
-                f"{fair} | {r['measured']:.3f} ± {r['measured_ci95']:.3f} | {r['error_pct']:+.1f}% | "
+                f"{fair} | {r['measured']:.3f} ± {r['measured_ci95']:.3f} | {spread} | {r['error_pct']:+.1f}% | "
                 f"{r['cpu_cores']:.2f}{flag} |"
             )
     return "\n".join(lines)
@@ -72,11 +74,14 @@ def _summary_line(label: str, rows: list[dict]) -> list[str]:
         by_n.setdefault(r["workers"], []).append(abs(r["error_pct"]))
     inside = sum(1 for r in rows if r.get("within_predicted_range"))
     band = sum(1 for r in rows if r.get("within_sharing_band"))
+    repeated = [r for r in rows if len(r.get("measured_runs", [])) > 1]
+    among_runs = (f"; {sum(1 for r in repeated if r['within_measured_runs'])} of {len(repeated)} repeated points "
+                  "predicted within the measured runs' range" if repeated else "")
     return [
         f"{len(rows)} points ({label}): median |error| {statistics.median(errors):.1f}%, "
         f"max {max(errors):.1f}%, mean signed {statistics.fmean(r['error_pct'] for r in rows):+.1f}%; "
         f"{sum(e <= 10 for e in errors)} within 10%, {sum(e <= 5 for e in errors)} within 5%; "
-        f"{inside} inside the seeds' range; {band} between the prediction and fair sharing",
+        f"{inside} inside the seeds' range; {band} between the prediction and fair sharing{among_runs}",
         "  median |error| by workers: "
         + ", ".join(f"{n}: {statistics.median(v):.1f}%" for n, v in sorted(by_n.items())),
     ]
@@ -119,6 +124,10 @@ def figure(runs: list[dict]) -> bytes:
                         label="fair sharing (no turns)")
             ax.errorbar(workers, [r["measured"] for r in rows], yerr=[r["measured_ci95"] for r in rows], fmt="s--",
                         color="C1", capsize=3, label="measured (95% CI)")
+            repeated = [(r["workers"], v) for r in rows if len(r.get("measured_runs", [])) > 1
+                        for v in r["measured_runs"]]
+            if repeated:
+                ax.plot(*zip(*repeated, strict=True), ".", color="C1", alpha=0.5, ms=4, label="measured runs")
             ax.axhline(doc["link_bound_steps_per_second"], color="grey", lw=0.8, ls=":", label="link bound")
             link = format_bandwidth(doc["bandwidth_bps"]) if doc["bandwidth_bps"] else "loopback"
             ax.set_title(f"{name}, {link}", fontsize=9)

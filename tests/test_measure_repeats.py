@@ -10,15 +10,15 @@ from tracetool.measure import build_point
 from tracetool.measure_repeats import combine_runs
 
 
-def _run(worker_rates: list[float], cores: float, saturated: bool = False) -> dict:
+def _run(worker_rates: list[float], cores: float, saturated: bool = False, stolen: bool = False) -> dict:
     """A real point from ``build_point``: two 2-second bins per worker at a steady rate."""
     result = {"workers": len(worker_rates), "duration_s": 4.0, "bins": 2, "bin_s": 2.0,
               "bin_counts": [[2.0 * r, 2.0 * r] for r in worker_rates], "cpu_s": [0.4] * len(worker_rates),
               "mean_step_time_s": [1.0 / r for r in worker_rates]}
     cpu = {"window_s": 4.0, "process_cores": {"ps": 0.1, **{f"worker{i}": cores for i in range(len(worker_rates))}},
            "tasks_total_cores": 0.1 + cores * len(worker_rates), "machine_busy_cores": 1.0, "steal_cores": 0.05,
-           "machine_cores": 2, "saturated": saturated, "saturated_by_other_processes": False,
-           "stolen_by_hypervisor": False}
+           "machine_cores": 2, "saturated": saturated or stolen, "saturated_by_other_processes": stolen,
+           "stolen_by_hypervisor": stolen}
     return build_point(result, 32, cpu)
 
 
@@ -50,6 +50,24 @@ def test_runs_give_their_mean_and_a_between_run_interval():
     assert point["cpu"]["tasks_total_cores"] == pytest.approx(0.9)
     assert point["cpu_saturated"] and point["cpu"]["saturated"]
     assert not point["cpu"]["stolen_by_hypervisor"]
+
+
+def test_runs_disturbed_from_outside_are_left_out_unless_all_are():
+    """A run slowed by the hypervisor measured the host: the mean is over the other runs."""
+    runs = [_run([1.0, 2.0], 0.2), _run([0.5, 0.5], 0.2, stolen=True), _run([2.0, 3.0], 0.2)]
+    point = combine_runs(runs, 32)
+    assert point["steps_per_second"] == pytest.approx(4.0)
+    assert point["run_steps_per_second"] == pytest.approx([3.0, 5.0])
+    assert point["runs_left_out"] == [1] and point["repeats"] == 3 and len(point["runs"]) == 3
+    assert not point["cpu_saturated"] and not point["cpu"]["stolen_by_hypervisor"]
+
+    only_one = combine_runs([_run([1.0, 1.0], 0.2, stolen=True), _run([2.0, 2.0], 0.2)], 32)
+    assert only_one["steps_per_second"] == pytest.approx(4.0) and only_one["runs_left_out"] == [0]
+    assert not only_one["cpu_saturated"]
+
+    every = combine_runs([_run([1.0, 1.0], 0.2, stolen=True), _run([2.0, 2.0], 0.2, stolen=True)], 32)
+    assert every["steps_per_second"] == pytest.approx(3.0) and every["runs_left_out"] == []
+    assert every["cpu_saturated"] and every["cpu"]["stolen_by_hypervisor"]
 
 
 def test_no_runs_is_an_error():

@@ -250,6 +250,8 @@ def build_point(result: dict[str, Any], batch_size: int, cpu: dict[str, Any] | N
 def describe_point(point: dict[str, Any]) -> str:
     runs = point.get("run_steps_per_second", [])
     over = (f" over {len(runs)} runs (" + " ".join(f"{r:.2f}" for r in runs) + ")") if len(runs) > 1 else ""
+    if point.get("runs_left_out"):
+        over += f"; {len(point['runs_left_out'])} run(s) disturbed from outside left out"
     line = (f"{point['workers']} worker(s): {point['steps_per_second']:.2f} steps/s "
             f"+-{point['steps_per_second_ci95']:.2f} (95% CI{over}), {point['examples_per_second']:.0f} examples/s; "
             f"per worker " + " ".join(f"{w['steps_per_second']:.2f}" for w in point["per_worker"]))
@@ -527,6 +529,9 @@ def load_measured(path: Path) -> dict[str, Any]:
         raise ToolError(f"cannot read measurements {path}: {exc}") from None
     if data.get("schema") != SCHEMA or data.get("schema_version") != SCHEMA_VERSION:
         raise ToolError(f"{path} is not a {SCHEMA} version {SCHEMA_VERSION} file")
+    # Repeated points are folded again from their runs, so every reader applies the same rules.
+    data["points"] = [combine_runs(p["runs"], data["batch_size"]) if len(p.get("runs", [])) > 1 else p
+                      for p in data.get("points", [])]
     return data
 
 

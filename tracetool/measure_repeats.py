@@ -8,6 +8,10 @@ own 95% intervals were each under 0.1. The spread inside one run therefore under
 uncertainty of the cluster's throughput; the spread between runs is the honest one. A point of
 ``R`` runs reports the mean of the runs' rates and the 95% interval of that mean over runs
 (Student t with ``R - 1`` degrees of freedom), and keeps every run in full under ``runs``.
+
+A run whose CPU was taken by something outside the cluster (the hypervisor's steal, other
+processes) measured the host, not the cluster; it is left out of the mean when at least one
+run was undisturbed, and the point is flagged only when every run was disturbed.
 """
 
 from __future__ import annotations
@@ -17,6 +21,10 @@ import statistics
 from typing import Any
 
 from tracetool.measure_stats import t95
+
+
+def _disturbed(run: dict[str, Any]) -> bool:
+    return bool((run.get("cpu") or {}).get("saturated_by_other_processes"))
 
 
 def _mean_of(values: list[float | None]) -> float | None:
@@ -61,12 +69,22 @@ def combine_runs(runs: list[dict[str, Any]], batch_size: int) -> dict[str, Any]:
     """One point from the points of independent runs with the same worker count.
 
     A single run is returned as it is, marked as one run; several give the mean rate with the
-    between-run spread, and keep each run's own point."""
+    between-run spread over the undisturbed runs (``runs_left_out`` indexes the others), and
+    keep every run's own point."""
     if not runs:
         raise ValueError("no runs to combine")
-    rates = [r["steps_per_second"] for r in runs]
     if len(runs) == 1:
-        return {**runs[0], "repeats": 1, "run_steps_per_second": rates}
+        return {**runs[0], "repeats": 1, "run_steps_per_second": [runs[0]["steps_per_second"]]}
+    all_runs = runs
+    left_out = [i for i, r in enumerate(runs) if _disturbed(r)]
+    if len(left_out) < len(runs):
+        runs = [r for i, r in enumerate(runs) if i not in left_out]
+    else:
+        left_out = []
+    if len(runs) == 1:
+        return {**runs[0], "repeats": len(all_runs), "run_steps_per_second": [runs[0]["steps_per_second"]],
+                "runs_left_out": left_out, "runs": all_runs}
+    rates = [r["steps_per_second"] for r in runs]
     mean = statistics.fmean(rates)
     std = statistics.stdev(rates)
     point: dict[str, Any] = {
@@ -76,20 +94,21 @@ def combine_runs(runs: list[dict[str, Any]], batch_size: int) -> dict[str, Any]:
         "steps_per_second_std": std,
         "steps_per_second_ci95": t95(len(runs) - 1) * std / math.sqrt(len(runs)),
         "spread": "between runs",
-        "repeats": len(runs),
+        "repeats": len(all_runs),
         "run_steps_per_second": rates,
+        "runs_left_out": left_out,
         "window_s": sum(r["window_s"] for r in runs),
         "bins": sum(r["bins"] for r in runs),
         "bin_s": runs[0]["bin_s"],
         "bin_steps_per_second": [b for r in runs for b in r["bin_steps_per_second"]],
         "per_worker": _combined_workers(runs),
         "cpu_saturated": any(r["cpu_saturated"] for r in runs),
-        "runs": runs,
+        "runs": all_runs,
     }
     cpus = [r["cpu"] for r in runs if r.get("cpu")]
     if len(cpus) == len(runs):
         point["cpu"] = _combined_cpu(cpus)
-    traces = [r["traces"] for r in runs if r.get("traces")]
+    traces = [r["traces"] for r in all_runs if r.get("traces")]
     if traces:
         point["traces"] = traces[0]
     return point

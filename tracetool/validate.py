@@ -229,8 +229,12 @@ def plot_png(title: str, rows: list[dict[str, Any]]) -> bytes:
                 label="predicted with fair sharing (no turns)")
     ax.errorbar(workers, [r["predicted"] for r in rows], yerr=[r["predicted_std"] for r in rows],
                 marker="o", capsize=4, label="predicted (replay, std over seeds)")
-    ax.errorbar(workers, [r["measured"] for r in rows], yerr=[r["measured_ci95"] for r in rows],
-                marker="s", capsize=4, label="measured (95% CI)")
+    measured = ax.errorbar(workers, [r["measured"] for r in rows], yerr=[r["measured_ci95"] for r in rows],
+                           marker="s", capsize=4, label="measured (95% CI)")
+    repeated = [(r["workers"], v) for r in rows if len(r.get("measured_runs", [])) > 1 for v in r["measured_runs"]]
+    if repeated:
+        ax.plot(*zip(*repeated, strict=True), ".", color=measured[0].get_color(), alpha=0.5,
+                label="measured runs")
     saturated = [r for r in rows if r["cpu_saturated"]]
     if saturated:
         ax.scatter([r["workers"] for r in saturated], [r["measured"] for r in saturated], s=160,
