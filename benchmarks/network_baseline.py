@@ -21,6 +21,7 @@ import ast
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -110,14 +111,38 @@ def run_point(bandwidth_bps: float, payload_bytes: int, workers: int, duration_s
         for a, b, c in ws:
             down += (grid >= a) & (grid < b)
             up += (grid >= b) & (grid < c)
+    dt = (hi - lo) / len(grid)
+    ends_down = sum(1 for ws in spans for _, b, _ in ws if lo <= b <= hi)
+    ends_up = sum(1 for ws in spans for _, _, c in ws if lo <= c <= hi)
     return {
         "steps_per_second": sum(rates),
         "per_worker": rates,
+        # per direction: seconds with exactly one transfer in flight, with two or more, bits delivered
+        "down_alone_s": float((down == 1).sum() * dt),
+        "down_contended_s": float((down >= 2).sum() * dt),
+        "down_bits": 8.0 * payload_bytes * ends_down,
+        "up_alone_s": float((up == 1).sum() * dt),
+        "up_contended_s": float((up >= 2).sum() * dt),
+        "up_bits": 8.0 * payload_bytes * ends_up,
         "down_busy": float((down > 0).mean()),
         "up_busy": float((up > 0).mean()),
         "down_concurrent": float(down[down > 0].mean()) if (down > 0).any() else 0.0,
         "up_concurrent": float(up[up > 0].mean()) if (up > 0).any() else 0.0,
     }
+
+
+def fit_efficiencies(points: list[dict], payload_bps: float) -> tuple[float, float]:
+    """Payload rate, as a share of the line's, while one transfer is in flight and while two or
+    more are: least squares of ``bits = rate * (e1 * alone_s + e2 * contended_s)`` over every
+    worker count and both directions. ``e1`` also absorbs request round trips inside a
+    transfer's span; ``e2 / e1`` is what contention itself costs (the replay's
+    ``contention_efficiency``)."""
+    rows = [(p[f"{d}_alone_s"], p[f"{d}_contended_s"], p[f"{d}_bits"] / payload_bps)
+            for p in points for d in ("down", "up")]
+    a = np.array([[r[0], r[1]] for r in rows])
+    b = np.array([r[2] for r in rows])
+    (e1, e2), *_ = np.linalg.lstsq(a, b, rcond=None)
+    return float(e1), float(e2)
 
 
 def main() -> None:
@@ -142,14 +167,28 @@ def main() -> None:
           f"{args.seeds} seeds, link bound {link.download_payload_bps() / (8 * payload):.3f} steps/s")
     print(f"{'N':>3} {'measured':>9} {'replay':>8} {'min':>6} {'max':>6} {'err%':>6} "
           f"{'down busy':>9} {'up busy':>8} {'in flight down/up':>18}  per worker")
+    measured = []
     for n in counts:
         m = run_point(bandwidth, payload, n, args.duration, args.warmup)
+        measured.append(m)
         p = predicted[n]
         err = (p.steps_per_second - m["steps_per_second"]) / m["steps_per_second"] * 100
         print(f"{n:>3} {m['steps_per_second']:>9.3f} {p.steps_per_second:>8.3f} {p.steps_per_second_min:>6.3f} "
               f"{p.steps_per_second_max:>6.3f} {err:>+6.1f} {m['down_busy']:>9.2f} {m['up_busy']:>8.2f} "
               f"{m['down_concurrent']:>8.2f} / {m['up_concurrent']:<7.2f}  "
               f"{' '.join(f'{r:.3f}' for r in m['per_worker'])}", flush=True)
+    if len(counts) < 2 or not any(m["down_contended_s"] + m["up_contended_s"] > 1.0 for m in measured):
+        return
+    e1, e2 = fit_efficiencies(measured, link.download_payload_bps())
+    efficiency = min(1.0, max(0.1, e2 / e1))
+    print(f"payload rate while one transfer is in flight {e1:.3f} of the line's, while two or more {e2:.3f}: "
+          f"contention efficiency {efficiency:.3f}")
+    contended = replace(link, contention_efficiency=efficiency)
+    again = predict_throughput(graph, counts, contended, ReplaySettings(seeds=args.seeds, calibrate=False))
+    errors = [(p.steps_per_second - m["steps_per_second"]) / m["steps_per_second"] * 100
+              for p, m in zip(again, measured, strict=True)]
+    print("replay with it:  " + "  ".join(f"N={p.workers} {p.steps_per_second:.3f} ({e:+.1f}%)"
+                                          for p, e in zip(again, errors, strict=True)))
 
 
 if __name__ == "__main__":

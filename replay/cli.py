@@ -46,6 +46,7 @@ def cmd_predict(args: argparse.Namespace) -> int:
         latency_s=parse_latency_s(args.latency),
         worker_bandwidth_bps=parse_bandwidth_bps(args.worker_bandwidth) if args.worker_bandwidth else None,
         mtu=args.mtu,
+        contention_efficiency=args.contention_efficiency,
         settings=ReplaySettings(
             sharing=args.sharing,
             order=args.order,
@@ -97,6 +98,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--mtu", type=int, default=1500,
         help="the link's MTU: TCP/IP and Ethernet headers of each frame take their share of --bandwidth (default 1500)",
+    )
+    p.add_argument(
+        "--contention-efficiency", type=float, default=1.0, metavar="E",
+        help="share of a direction's rate that arrives while two or more workers send on it at once (TCP losses "
+        "at the shared queue); measure it with benchmarks/network_baseline.py (default 1: no loss)",
     )
     p.add_argument(
         "--worker-bandwidth", default=None, help="each worker's own interface (default: same as the PS link)"

@@ -12,7 +12,9 @@ Semantics (one run):
   device, which all workers share.
 - A transfer (parameter download or gradient upload) starts when its producer finishes; it
   crosses its direction of the link under the sharing model, then arrives after the
-  direction's latency plus the per-transfer overhead.
+  direction's latency plus the per-transfer overhead. A direction's capacity is its payload
+  rate, less the ACKs of the other direction while that one carries data, times the link's
+  contention efficiency while two or more workers' connections send on it.
 - Time is in seconds. Events are ``(time, seq, code, worker, node)`` tuples on one heap; ``seq``
   breaks ties deterministically. No object is allocated per event beyond that tuple.
 
@@ -182,6 +184,15 @@ def simulate(
     capacity_alone = (link.download_payload_bps(), link.upload_payload_bps())
     capacity_shared = (link.download_payload_bps_while_uploading(), link.upload_payload_bps_while_downloading())
     direction_busy = [False, False]
+    # While several connections send on a direction, losses at its queue idle part of the line.
+    contention = link.contention_efficiency
+    loss_coupled = contention < 1.0
+    contended = [False, False]
+
+    def capacity_of(d: int) -> float:
+        base = capacity_shared[d] if direction_busy[1 - d] else capacity_alone[d]
+        return base * contention if contended[d] else base
+
     delay_s = link.latency_s + link.per_transfer_overhead_s
 
     pending = indeg * workers
@@ -357,7 +368,10 @@ def simulate(
                         seq += 1
                     if ack_coupled and not direction_busy[d]:
                         direction_busy[d] = True
-                        seq = _recapacity(links, 1 - d, t, capacity_shared[1 - d], link_sched, link_version, heap, seq)
+                        seq = _recapacity(links, 1 - d, t, capacity_of(1 - d), link_sched, link_version, heap, seq)
+                    if loss_coupled and not contended[d] and lk.connections() > 1:
+                        contended[d] = True
+                        seq = _recapacity(links, d, t, capacity_of(d), link_sched, link_version, heap, seq)
                 elif ks == KIND_END:
                     # The worker's step is over; account it and start the next one at once.
                     ops += 1
@@ -415,6 +429,9 @@ def simulate(
             for w2, j in lk.pop_finished(t):
                 push(heap, (t + delay_s, seq, _DONE, w2, j))
                 seq += 1
+            if loss_coupled and contended[w] and lk.connections() < 2:
+                contended[w] = False
+                lk.set_capacity(t, capacity_of(w))
             nt = lk.next_time()
             link_sched[w] = nt
             if nt < math.inf:
@@ -423,7 +440,7 @@ def simulate(
                 seq += 1
             elif ack_coupled and direction_busy[w]:
                 direction_busy[w] = False
-                seq = _recapacity(links, 1 - w, t, capacity_alone[1 - w], link_sched, link_version, heap, seq)
+                seq = _recapacity(links, 1 - w, t, capacity_of(1 - w), link_sched, link_version, heap, seq)
         else:  # _PS_READY
             p = lane[i]
             if ps_busy[p]:

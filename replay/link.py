@@ -54,7 +54,12 @@ class LinkConfig:
     Bandwidths are line rates; ``payload_efficiency`` is the part of them that carries tensor
     bytes (1.0 for a link calibrated from the trace, whose rates are already payload rates).
     ``reverse_ack_overhead`` is the line bytes of ACKs per payload byte of the other direction:
-    while the other direction carries data, this one has that much less room for its own."""
+    while the other direction carries data, this one has that much less room for its own.
+    ``contention_efficiency`` is the share of a direction's payload rate that arrives while two
+    or more workers' connections send on it at once: they overflow the shared drop-tail queue,
+    and loss recovery leaves the line idle now and then, which one connection alone (or workers
+    taking turns) does not. 1.0 means no such loss; ``benchmarks/network_baseline.py`` measures
+    it for a link."""
 
     download_bandwidth_bps: float
     upload_bandwidth_bps: float
@@ -64,6 +69,7 @@ class LinkConfig:
     description: str = ""
     payload_efficiency: float = 1.0
     reverse_ack_overhead: float = 0.0
+    contention_efficiency: float = 1.0
 
     def __post_init__(self) -> None:
         check_bandwidth_bps(self.download_bandwidth_bps)
@@ -76,6 +82,9 @@ class LinkConfig:
             raise ToolError(f"payload efficiency must be in (0, 1], got {self.payload_efficiency}")
         if not 0.0 <= self.reverse_ack_overhead < 0.5:
             raise ToolError(f"reverse ACK overhead must be in [0, 0.5), got {self.reverse_ack_overhead}")
+        if not 0.1 <= self.contention_efficiency <= 1.0:
+            raise ToolError(f"contention efficiency must be in [0.1, 1], got {self.contention_efficiency:g}; "
+                            "it is the share of the line contending connections deliver")
 
     def download_payload_bps(self) -> float:
         return self.download_bandwidth_bps * self.payload_efficiency
@@ -130,13 +139,15 @@ def target_link(
     latency_s: float = 0.0,
     worker_bandwidth_bps: float | None = None,
     mtu: int = DEFAULT_MTU,
+    contention_efficiency: float = 1.0,
 ) -> LinkConfig:
     """The link to predict for: the user's line rate (both directions) and latency, with the
     per-transfer overhead calibrated on the profiled link and the headers of ``mtu``-sized
     frames taken off the line rate. ``None`` bandwidth means the profiled link (payload rates)."""
     base = profiled_link(graph)
     if bandwidth_bps is None:
-        return replace(base, latency_s=latency_s, worker_bandwidth_bps=worker_bandwidth_bps)
+        return replace(base, latency_s=latency_s, worker_bandwidth_bps=worker_bandwidth_bps,
+                       contention_efficiency=contention_efficiency)
     check_bandwidth_bps(bandwidth_bps)
     return LinkConfig(
         download_bandwidth_bps=bandwidth_bps,
@@ -147,4 +158,5 @@ def target_link(
         description=f"target link (line rate; MTU {mtu})",
         payload_efficiency=payload_efficiency_for_mtu(mtu),
         reverse_ack_overhead=ack_bytes_per_payload_byte(mtu),
+        contention_efficiency=contention_efficiency,
     )

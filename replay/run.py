@@ -30,6 +30,7 @@ class PredictRequest:
     latency_s: float = 0.0
     worker_bandwidth_bps: float | None = None
     mtu: int = DEFAULT_MTU
+    contention_efficiency: float = 1.0
     settings: ReplaySettings = field(default_factory=ReplaySettings)
     timelines: bool = True
 
@@ -51,7 +52,8 @@ def run_predict(request: PredictRequest) -> PredictOutcome:
     if request.out_dir.exists() and not request.out_dir.is_dir():
         raise ToolError(f"--out {request.out_dir} exists and is not a folder")
     graph = load_stepgraph(request.graph_path)
-    link = target_link(graph, request.bandwidth_bps, request.latency_s, request.worker_bandwidth_bps, request.mtu)
+    link = target_link(graph, request.bandwidth_bps, request.latency_s, request.worker_bandwidth_bps, request.mtu,
+                       request.contention_efficiency)
     prediction = predict(graph, workers, link, request.settings)
     timelines = {}
     if request.timelines:

@@ -1,7 +1,7 @@
 """Link-sharing models: how one direction of the PS link serves concurrent transfers.
 
 A sharing model is a small policy object; ``new_link`` gives the per-direction state the event
-loop drives through four calls:
+loop drives through these calls:
 
 - ``add(now, key, worker, node, bits) -> next_time()``: a transfer asks for the link; ``key``
   (from the order policy) decides which waiting transfer is served next when the model must choose;
@@ -9,7 +9,9 @@ loop drives through four calls:
 - ``pop_finished(now)``: the ``(worker, node)`` transfers that finish at ``now``;
 - ``served_bits(now)``: bits carried so far, for utilization;
 - ``set_capacity(now, bits_per_s)``: the direction's capacity changes from ``now`` on (the
-  other direction's ACKs take part of the line while it carries data).
+  other direction's ACKs take part of the line while it carries data; TCP losses take a share
+  while several connections send at once);
+- ``connections()``: how many workers' connections have data in flight on this direction.
 
 Models:
 
@@ -248,6 +250,10 @@ class _ConnectionFairLink:
         self.capacity = capacity_bps
         self._set_rate()
 
+    def connections(self) -> int:
+        """Workers with data in flight on this direction (each worker has one connection)."""
+        return self.active_workers
+
     def _admit(self, now: float, worker: int, node: int, bits: float, seq: int) -> None:
         flows = self.flows[worker]
         if not flows:
@@ -422,6 +428,9 @@ class _SharedProcessorLink:
         self._advance(now)
         self.capacity = capacity_bps
 
+    def connections(self) -> int:
+        return len({worker for _, _, worker, _ in self.active})
+
     def add(self, now: float, key: Any, worker: int, node: int, bits: float) -> float:
         self._enqueue(now, key, worker, node, bits)
         return self.next_time()
@@ -545,6 +554,9 @@ class _MaxMinLink:
         if self.n_active:
             self._rerate()
 
+    def connections(self) -> int:
+        return sum(1 for flows in self.flows if flows)
+
     def _admit(self, now: float, worker: int, node: int, bits: float, seq: int) -> None:
         heapq.heappush(self.flows[worker], (self.clocks[worker] + bits, seq, node))
         self.n_active += 1
@@ -646,6 +658,9 @@ class _FifoLink:
     def next_time(self) -> float:
         return self.finish
 
+    def connections(self) -> int:
+        return 0 if self.current is None else 1
+
     def set_capacity(self, now: float, capacity_bps: float) -> None:
         rate = min(capacity_bps, self.worker_capacity)
         if self.current is not None:
@@ -697,6 +712,9 @@ class _SeniorityLink(_MaxMinLink):
 
     def _active_workers(self) -> list[int]:
         return self.by_age
+
+    def connections(self) -> int:
+        return len(self.by_age)
 
     def _forget_idle(self) -> None:
         self.by_age = [w for w in self.by_age if self.flows[w]]

@@ -73,6 +73,16 @@ def test_bad_bandwidth_is_one_line_error(tmp_path: Path, graph_file: Path, bandw
     assert not out.exists()
 
 
+@pytest.mark.parametrize("efficiency", ["0", "1.5"])
+def test_impossible_contention_efficiency_is_one_line_error(tmp_path: Path, graph_file: Path, efficiency: str):
+    out = tmp_path / "out"
+    assert_one_line_error(
+        run_replay("predict", str(graph_file), "--bandwidth=100mbit", f"--contention-efficiency={efficiency}",
+                   "--out", str(out)), "contention efficiency"
+    )
+    assert not out.exists()
+
+
 def test_zero_workers_is_one_line_error(tmp_path: Path, graph_file: Path, capsys):
     """--workers 0 is refused with exit code 2."""
     out = tmp_path / "out"

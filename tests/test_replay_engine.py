@@ -216,6 +216,42 @@ def test_workers_in_turns_lose_the_line_share_of_each_others_acks():
     assert in_turns == pytest.approx(2 * one * 0.95, rel=0.01)
 
 
+def test_contending_connections_deliver_the_contention_efficiency_share_of_the_line():
+    """Starting together under fair sharing, two workers download and upload at the same time all
+    along: every transfer runs at 80% of its share and the rate falls to 80%. One worker, and two
+    workers in turns, never have two connections on a direction and lose nothing."""
+    graph = chain_graph(compute_us=10.0, download_bytes=1_000_000, upload_bytes=1_000_000)
+    clean = LinkConfig(8e7, 8e7)
+    lossy = replace(clean, contention_efficiency=0.8)
+    assert step_rate(graph, 1, lossy) == pytest.approx(step_rate(graph, 1, clean), rel=1e-9)
+    lock_step = step_rate(graph, 2, clean, sharing=FairSharing(), measured_steps=40)
+    assert step_rate(graph, 2, lossy, sharing=FairSharing(), measured_steps=40) == pytest.approx(0.8 * lock_step,
+                                                                                               rel=1e-3)
+    in_turns = step_rate(graph, 2, clean, sharing=SenioritySharing(2.0), measured_steps=40)
+    assert step_rate(graph, 2, lossy, sharing=SenioritySharing(2.0), measured_steps=40) == pytest.approx(in_turns,
+                                                                                                        rel=0.01)
+
+
+@pytest.mark.parametrize(("compute_us", "low", "high"), [(10.0, 0.79, 0.81), (50_000.0, 0.81, 0.99)])
+def test_three_workers_pay_for_the_overlap_they_cannot_avoid(compute_us, low, high):
+    """Three link-bound workers cannot each have a direction to themselves. Without compute, one
+    direction always carries two connections, so the rate falls by the whole loss; with 50 ms of
+    compute per 100 ms transfer the third worker is often computing and the loss is partial."""
+    graph = chain_graph(compute_us=compute_us, download_bytes=1_000_000, upload_bytes=1_000_000)
+    clean = LinkConfig(8e7, 8e7)
+    lossy = replace(clean, contention_efficiency=0.8)
+    full = step_rate(graph, 3, clean, sharing=SenioritySharing(2.0), measured_steps=60)
+    contended = step_rate(graph, 3, lossy, sharing=SenioritySharing(2.0), measured_steps=60)
+    assert full == pytest.approx(10.0, rel=0.01)  # 10 MB/s each way, 1 MB per step
+    assert low * full < contended < high * full
+
+
+@pytest.mark.parametrize("efficiency", [0.0, 0.05, 1.2])
+def test_impossible_contention_efficiency_is_refused(efficiency):
+    with pytest.raises(ToolError, match="contention efficiency"):
+        LinkConfig(8e7, 8e7, contention_efficiency=efficiency)
+
+
 def test_target_link_charges_delayed_acks_of_mtu_sized_segments():
     """At MTU 1500 one 66-byte ACK per two 1448-byte segments: 2.28% of the other direction's payload."""
     link = target_link(chain_graph(), 100e6)

@@ -160,3 +160,30 @@ def test_capacity_change_applies_from_that_moment(model):
     assert link.next_time() == pytest.approx(1.5)
     assert link.pop_finished(1.5) == [(0, 0)]
     assert link.served_bits(1.5) == pytest.approx(100.0)
+
+
+@pytest.mark.parametrize(
+    ("model", "expected"),
+    [(FairSharing(), [1, 1, 2, 1, 0]), (TransferFairSharing(), [1, 1, 2, 1, 0]),
+     (SenioritySharing(2.0), [1, 1, 2, 1, 0]), (FifoSharing(), [0, 1, 1, 1, 0])],
+)
+def test_connections_count_workers_with_data_in_flight(model, expected):
+    """Worker 0 sends two transfers, then worker 1 one; the count follows arrivals and finishes
+    (a FIFO link has one transfer in service at a time, started at the end of the instant)."""
+    for direction in ("new_download_link", "new_upload_link"):
+        link = getattr(model, direction)(1e6, 1e6, 2)
+        counts = []
+        link.add(0.0, (0.0, 0), 0, 0, 1e6)
+        counts.append(link.connections())
+        link.add(0.0, (0.0, 1), 0, 1, 1e6)
+        link.pop_finished(0.0)
+        counts.append(link.connections())
+        link.add(0.5, (0.5, 2), 1, 2, 1e5)
+        counts.append(link.connections())
+        while link.next_time() < math.inf and link.connections() > 1:
+            link.pop_finished(link.next_time())
+        counts.append(link.connections())
+        while link.next_time() < math.inf:
+            link.pop_finished(link.next_time())
+        counts.append(link.connections())
+        assert counts == expected, direction

@@ -76,6 +76,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
         from_measured=Path(args.from_measured) if args.from_measured else None,
         order=args.order,
         seeds=args.seeds,
+        contention_efficiency=args.contention_efficiency,
     )
     out = run_validate(request)
     print(f"validation written to {out}")
@@ -137,6 +138,9 @@ def add_measure_commands(sub: argparse._SubParsersAction) -> None:
     v.add_argument("--steps", type=int, default=5, help="traced steps of the profile (default 5)")
     v.add_argument("--order", default="", help="transfer order policy for the prediction (replay's default if empty)")
     v.add_argument("--seeds", type=int, default=5, help="replay seeds per worker count (default 5)")
+    v.add_argument("--contention-efficiency", type=float, default=1.0, metavar="E",
+                   help="the shaped link's share of its rate that arrives while several workers send on one "
+                   "direction, for the prediction (measure it with benchmarks/network_baseline.py; default 1)")
     v.add_argument("--from-profile", default="", help="reuse this profile folder instead of profiling again")
     v.add_argument("--from-measured", default="", help="reuse this measured.json instead of measuring again")
     v.set_defaults(func=cmd_validate)

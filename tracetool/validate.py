@@ -39,6 +39,7 @@ class ValidateRequest:
     order: str = ""
     seeds: int = 5
     jobs: int = 1
+    contention_efficiency: float = 1.0  # of the shaped link, from benchmarks/network_baseline.py
 
 
 def error_pct(predicted: float, measured: float) -> float:
@@ -76,7 +77,8 @@ BOUND_PREDICTION_FILE = "prediction-fair.json"
 
 
 def predicted_points(profile_dir: Path, workers: list[int], bandwidth_bps: float | None, latency_s: float,
-                     order: str, seeds: int, jobs: int, out_dir: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+                     order: str, seeds: int, jobs: int, out_dir: Path,
+                     contention_efficiency: float = 1.0) -> tuple[dict[str, Any], dict[str, Any]]:
     """Build the step graph of the profile and replay it for each worker count, once with the
     default sharing and once with fair sharing; return both predictions' JSON."""
     from replay import ReplaySettings, predict, profiled_link, target_link
@@ -86,11 +88,12 @@ def predicted_points(profile_dir: Path, workers: list[int], bandwidth_bps: float
     graph = build_stepgraph_from_path(profile_dir)
     save_stepgraph(graph, out_dir / "graph.json")
     if bandwidth_bps is None:
-        link = target_link(graph, None, latency_s)
+        link = target_link(graph, None, latency_s, contention_efficiency=contention_efficiency)
     else:
         # measured workers sit on their own unshaped veth: as fast as the profiled loopback link
         link = target_link(graph, bandwidth_bps, latency_s,
-                           worker_bandwidth_bps=max(profiled_link(graph).download_bandwidth_bps, bandwidth_bps))
+                           worker_bandwidth_bps=max(profiled_link(graph).download_bandwidth_bps, bandwidth_bps),
+                           contention_efficiency=contention_efficiency)
     settings = ReplaySettings(seeds=seeds, jobs=jobs, **({"order": order} if order else {}))
     try:
         prediction = predict(graph, workers, link, settings).to_json_dict()
@@ -273,6 +276,8 @@ def run_validate(request: ValidateRequest, progress: Any = None) -> Path:
     request = replace(request, measure=m)
     if request.seeds < 1:
         raise ToolError(f"--seeds must be at least 1, got {request.seeds}")
+    if not 0.1 <= request.contention_efficiency <= 1.0:
+        raise ToolError(f"--contention-efficiency must be in [0.1, 1], got {request.contention_efficiency:g}")
     out_dir = request.out_dir.resolve()
     profile_dir = _profile(request, say)
     measured = measured_file if measured_file is not None else _measured(request, say)
@@ -281,7 +286,7 @@ def run_validate(request: ValidateRequest, progress: Any = None) -> Path:
                                                  if queue_delay_s else ""))
     prediction, bound = predicted_points(profile_dir, list(m.workers), m.bandwidth_bps,
                                          (m.latency_s or 0.0) + queue_delay_s, request.order, request.seeds,
-                                         request.jobs, out_dir)
+                                         request.jobs, out_dir, request.contention_efficiency)
     rows = compare(prediction["points"], measured["points"], bound["points"])
     if not rows:
         raise ToolError("the prediction and the measurement share no worker count")
