@@ -9,9 +9,14 @@ TensorFlow or the step graph, can be read off directly. It also prints how often
 had at least one transfer in flight and how many on average: a direction that is "busy" but
 carries less than its rate is losing to TCP dynamics, not to a lack of work.
 
+From the seconds each direction had exactly one transfer in flight and two or more, and the
+bits it delivered, it fits the link's contention efficiency (the share of the line contending
+connections deliver; ``fit_efficiencies``) and replays the probe again with it; give that
+value to ``replay predict`` / ``tracetool validate`` as ``--contention-efficiency``.
+
 Needs root. Prints figures; not a test. Run from the repository root:
 
-    python benchmarks/network_baseline.py --bandwidth 100mbit --megabytes 9.5 --workers 1,2,3,4 --duration 25
+    python benchmarks/network_baseline.py --bandwidth 100mbit --megabytes 2.3 --workers 1,2,3,4 --duration 25
 """
 
 from __future__ import annotations

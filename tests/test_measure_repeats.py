@@ -7,7 +7,7 @@ import math
 import pytest
 
 from tracetool.measure import build_point
-from tracetool.measure_repeats import combine_runs
+from tracetool.measure_repeats import combine_runs, runs_to_try
 
 
 def _run(worker_rates: list[float], cores: float, saturated: bool = False, stolen: bool = False) -> dict:
@@ -73,3 +73,14 @@ def test_runs_disturbed_from_outside_are_left_out_unless_all_are():
 def test_no_runs_is_an_error():
     with pytest.raises(ValueError):
         combine_runs([], 32)
+
+
+def test_disturbed_runs_are_replaced_up_to_as_many_extra_runs_as_asked_for():
+    clean, stolen = _run([1.0], 0.2), _run([1.0], 0.2, stolen=True)
+    assert runs_to_try(3, []) == 3
+    assert runs_to_try(3, [clean, stolen, clean]) == 1
+    assert runs_to_try(3, [clean, stolen, clean, clean]) == 0
+    assert runs_to_try(3, [stolen] * 5) == 1  # six runs at most
+    assert runs_to_try(3, [stolen] * 6) == 0
+    assert runs_to_try(1, [clean]) == 0
+    assert runs_to_try(1, [stolen]) == 1 and runs_to_try(1, [stolen, stolen]) == 0

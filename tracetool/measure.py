@@ -35,7 +35,7 @@ from tracetool.atomic_files import write_json_atomically
 from tracetool.cluster import LocalCluster
 from tracetool.errors import ToolError
 from tracetool.machine_facts import machine_facts
-from tracetool.measure_repeats import combine_runs
+from tracetool.measure_repeats import combine_runs, runs_to_try
 from tracetool.measure_stats import rate_stats
 from tracetool.model_loader import check_model_name
 from tracetool.processes import TaskGroup, python_module_argv
@@ -475,12 +475,15 @@ def run_measure(request: MeasureRequest, progress: ProgressFn | None = None) -> 
                            "queue_latency_ms": QUEUE_LATENCY_MS,
                            "tcp_congestion_control": netns.tcp_congestion_control(topology.ps.namespace)}
             for workers in request.workers:
-                runs = []
-                for run in range(request.repeats):
+                runs: list[dict[str, Any]] = []
+                while runs_to_try(request.repeats, runs):
+                    run = len(runs)
                     of = f", run {run + 1} of {request.repeats}" if request.repeats > 1 else ""
+                    if run >= request.repeats:
+                        of = f", extra run {run + 1 - request.repeats} (a run was disturbed from outside)"
                     say(f"{Path(request.model).stem}: {workers} worker(s){of}, {network}")
                     runs.append(measure_point(request, workers, topology, say, trace=run == 0))
-                    if request.repeats > 1:
+                    if request.repeats > 1 or len(runs) > 1:
                         say("  " + describe_point(runs[-1]))
                 point = combine_runs(runs, request.batch_size)
                 points.append(point)

@@ -11,7 +11,8 @@ uncertainty of the cluster's throughput; the spread between runs is the honest o
 
 A run whose CPU was taken by something outside the cluster (the hypervisor's steal, other
 processes) measured the host, not the cluster; it is left out of the mean when at least one
-run was undisturbed, and the point is flagged only when every run was disturbed.
+run was undisturbed, and the point is flagged only when every run was disturbed. The
+measurement replaces such runs, up to as many extra runs as were asked for (``runs_to_try``).
 """
 
 from __future__ import annotations
@@ -23,8 +24,15 @@ from typing import Any
 from tracetool.measure_stats import t95
 
 
-def _disturbed(run: dict[str, Any]) -> bool:
+def disturbed(run: dict[str, Any]) -> bool:
+    """The run's CPU was taken by something outside the cluster (steal, other processes)."""
     return bool((run.get("cpu") or {}).get("saturated_by_other_processes"))
+
+
+def runs_to_try(repeats: int, runs: list[dict[str, Any]]) -> int:
+    """How many more runs to start: until ``repeats`` undisturbed ones, at most ``2 * repeats`` in all."""
+    clean = sum(1 for r in runs if not disturbed(r))
+    return max(0, min(repeats - clean, 2 * repeats - len(runs)))
 
 
 def _mean_of(values: list[float | None]) -> float | None:
@@ -76,7 +84,7 @@ def combine_runs(runs: list[dict[str, Any]], batch_size: int) -> dict[str, Any]:
     if len(runs) == 1:
         return {**runs[0], "repeats": 1, "run_steps_per_second": [runs[0]["steps_per_second"]]}
     all_runs = runs
-    left_out = [i for i, r in enumerate(runs) if _disturbed(r)]
+    left_out = [i for i, r in enumerate(runs) if disturbed(r)]
     if len(left_out) < len(runs):
         runs = [r for i, r in enumerate(runs) if i not in left_out]
     else:
