@@ -56,8 +56,8 @@ from typing import Any
 INF = math.inf
 
 # The default model. Measured clusters take turns on the link, which ``seniority`` reproduces and
-# ``fair`` never does: over 29 validation points on a quiet machine with the CPU not the bottleneck,
-# median |error| 4.7% against 11.2% (docs/measure.md).
+# ``fair`` never does: over 34 validation points with the CPU not the bottleneck, median |error|
+# 4.1% against 13.2% (docs/measure.md).
 DEFAULT_SHARING = "seniority"
 
 # Weight of an upload connection relative to the next younger one under ``seniority`` sharing.
