@@ -94,18 +94,22 @@ def run_point(bandwidth_bps: float, payload_bytes: int, workers: int, duration_s
     with ShapedTopology(workers, bandwidth_bps) as topo:
         ps = subprocess.Popen(topo.command_in("ps", 0, [sys.executable, "-c", PS_CODE, str(payload_bytes),
                                                         str(payload_bytes), str(workers), str(PORT)]))
+        procs: list[subprocess.Popen] = [ps]
         try:
             time.sleep(0.5)
-            procs = [
+            workers_procs = [
                 subprocess.Popen(topo.command_in("worker", i, [
                     sys.executable, "-c", WORKER_CODE, topo.ps.address, str(payload_bytes), str(payload_bytes),
                     str(duration_s), str(warmup_s), str(PORT)]), stdout=subprocess.PIPE, text=True)
                 for i in range(workers)
             ]
-            spans = [ast.literal_eval(p.communicate(timeout=duration_s + warmup_s + 120)[0]) for p in procs]
+            procs += workers_procs
+            spans = [ast.literal_eval(p.communicate(timeout=duration_s + warmup_s + 120)[0]) for p in workers_procs]
         finally:
-            ps.kill()
-            ps.wait()
+            # also on errors and Ctrl-C: deleting a namespace does not end the processes in it
+            for proc in procs:
+                proc.kill()
+                proc.wait()
     lo = max(s[0][0] for s in spans)
     hi = min(s[-1][2] for s in spans)
     rates = [sum(1 for a, _, c in ws if lo <= c <= hi) / (hi - lo) for ws in spans]
