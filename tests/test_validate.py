@@ -104,8 +104,8 @@ def test_real_validation_writes_rows_summary_and_plot(tmp_path: Path):
         assert row["predicted"] > 0 and row["measured"] > 0
         assert row["predicted_fair"] <= 1.05 * row["predicted_max"]
         assert row["error_pct"] == pytest.approx((row["predicted"] - row["measured"]) / row["measured"] * 100)
-        # two independent clusters per count; the point is their mean
-        assert len(row["measured_runs"]) == 2 and row["measured"] == pytest.approx(sum(row["measured_runs"]) / 2)
+        # independent clusters per count; the point is the mean of the runs it counts
+        assert row["measured"] == pytest.approx(sum(row["measured_runs"]) / len(row["measured_runs"]))
         assert row["within_measured_runs"] == (min(row["measured_runs"]) <= row["predicted"]
                                                <= max(row["measured_runs"]))
     assert data["summary"]["max_abs_error_pct"] >= data["summary"]["median_abs_error_pct"] >= 0
@@ -113,7 +113,13 @@ def test_real_validation_writes_rows_summary_and_plot(tmp_path: Path):
     assert (out / "measured" / "measured.json").is_file() and (out / "profile" / "meta.json").is_file()
     assert "median |error|" in result.stdout
     measured = json.loads((out / "measured" / "measured.json").read_text())
-    assert measured["repeats"] == 2 and all(len(p["runs"]) == 2 for p in measured["points"])
+    assert measured["repeats"] == 2
+    for point in measured["points"]:
+        # a run the hypervisor or another process disturbed is left out and replaced (at most 2 extra)
+        assert 2 <= len(point["runs"]) <= 4
+        left_out = point.get("runs_left_out", [])
+        assert len(point["run_steps_per_second"]) == len(point["runs"]) - len(left_out)
+        assert len(point["runs"]) == 2 or left_out or point["cpu_saturated"]
     assert "run 2 of 2" in result.stderr
 
     again = tmp_path / "v2"
