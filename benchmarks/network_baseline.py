@@ -12,7 +12,10 @@ carries less than its rate is losing to TCP dynamics, not to a lack of work.
 From the seconds each direction had exactly one transfer in flight and two or more, and the
 bits it delivered, it fits the link's contention efficiency (the share of the line contending
 connections deliver; ``fit_efficiencies``) and replays the probe again with it; give that
-value to ``replay predict`` / ``tracetool validate`` as ``--contention-efficiency``.
+value to ``replay predict`` / ``tracetool validate`` as ``--contention-efficiency``. With that
+efficiency it then replays the probe for a range of the seniority model's ``overtake`` chance and
+prints the one that fits the measured 2+ workers best (``fit_overtake``): the replay's default,
+``replay.sharing.DEFAULT_OVERTAKE``, comes from these fits.
 
 Needs root. Prints figures; not a test. Run from the repository root:
 
@@ -33,8 +36,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from replay import ReplaySettings, predict_throughput, target_link  # noqa: E402
+from replay import LinkConfig, ReplaySettings, predict_throughput, target_link  # noqa: E402
+from replay.sharing import DEFAULT_OVERTAKE  # noqa: E402
 from replay.synthetic import chain_graph  # noqa: E402
+from tracetool.stepgraph import StepGraph  # noqa: E402
 from tracetool.topology import ShapedTopology, parse_bandwidth_bps  # noqa: E402
 
 PORT = 5001
@@ -172,7 +177,7 @@ def main() -> None:
     predicted = {p.workers: p for p in predict_throughput(graph, counts, link, ReplaySettings(seeds=args.seeds,
                                                                                            calibrate=False))}
     print(f"{args.megabytes} MB each way per step, PS link {args.bandwidth}; "
-          f"replay: {ReplaySettings().sharing} sharing, "
+          f"replay: {ReplaySettings().sharing} sharing (overtake {DEFAULT_OVERTAKE}), "
           f"{args.seeds} seeds, link bound {link.download_payload_bps() / (8 * payload):.3f} steps/s")
     print(f"{'N':>3} {'measured':>9} {'replay':>8} {'min':>6} {'max':>6} {'err%':>6} "
           f"{'down busy':>9} {'up busy':>8} {'in flight down/up':>18}  per worker")
@@ -198,6 +203,27 @@ def main() -> None:
               for p, m in zip(again, measured, strict=True)]
     print("replay with it:  " + "  ".join(f"N={p.workers} {p.steps_per_second:.3f} ({e:+.1f}%)"
                                           for p, e in zip(again, errors, strict=True)))
+    best, fits = fit_overtake(graph, counts, contended, measured, args.seeds)
+    for overtake, rates, rms in fits:
+        print(f"overtake {overtake:.2f}: " + "  ".join(f"N={n} {r:.3f}" for n, r in zip(counts, rates, strict=True))
+              + f"   rms error at 2+ workers {rms:.1f}%" + ("  <- best" if overtake == best else ""))
+
+
+def fit_overtake(graph: StepGraph, counts: list[int], link: LinkConfig, measured: list[dict], seeds: int,
+                 grid: tuple[float, ...] = (0.0, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.5)
+                 ) -> tuple[float, list[tuple[float, list[float], float]]]:
+    """The overtake chance whose replay of the probe is closest (rms relative error over the
+    worker counts of 2 and more, where connections contend) to the measured rates."""
+    fits = []
+    for overtake in grid:
+        points = predict_throughput(graph, counts, link, ReplaySettings(seeds=seeds, calibrate=False,
+                                                                        overtake=overtake))
+        rates = [p.steps_per_second for p in points]
+        errors = [(r - m["steps_per_second"]) / m["steps_per_second"] * 100
+                  for r, m, n in zip(rates, measured, counts, strict=True) if n >= 2]
+        fits.append((overtake, rates, float(np.sqrt(np.mean(np.square(errors)))) if errors else 0.0))
+    best = min(fits, key=lambda f: f[2])[0]
+    return best, fits
 
 
 if __name__ == "__main__":

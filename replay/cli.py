@@ -52,6 +52,7 @@ def cmd_predict(args: argparse.Namespace) -> int:
             order=args.order,
             max_streams=args.max_streams,
             seniority=args.seniority,
+            overtake=args.overtake,
             measured_steps=args.steps,
             warmup_steps=args.warmup,
             seeds=args.seeds,
@@ -118,6 +119,13 @@ def build_parser() -> argparse.ArgumentParser:
         type=float,
         default=None,
         help="with --sharing seniority: weight of a connection over the next younger one (default: measured value)",
+    )
+    p.add_argument(
+        "--overtake",
+        type=float,
+        default=None,
+        help="with --sharing seniority: chance that an upload joining a busy link overtakes the incumbents "
+        "(default: measured value; 0: strict seniority)",
     )
     p.add_argument(
         "--order",

@@ -173,9 +173,13 @@ def simulate(
         index = sample_offset + (np_rng.random(n) * sample_count).astype(np.int64)
         return (samples[index] * op_scale_s + held_gap_s).tolist()
 
+    # The links' own random events (connections overtaking each other) draw from a stream of their
+    # own, so that models without them replay exactly as before for the same seed.
+    link_rng = random.Random(f"links-{seed}")
     links = [
-        sharing.new_download_link(link.download_payload_bps(), link.worker_download_payload_bps(), workers),
-        sharing.new_upload_link(link.upload_payload_bps(), link.worker_upload_payload_bps(), workers),
+        sharing.new_download_link(link.download_payload_bps(), link.worker_download_payload_bps(), workers,
+                                  rng=link_rng),
+        sharing.new_upload_link(link.upload_payload_bps(), link.worker_upload_payload_bps(), workers, rng=link_rng),
     ]
     link_sched = [math.inf, math.inf]
     link_version = [-1, -1]

@@ -43,6 +43,14 @@ Models:
           from perfect turns, so measured throughput lies between ``fair`` (the pessimistic end)
           and ``seniority``, mostly near the latter (docs/measure.md). Steady-state results
           hardly depend on the value above 1.5.
+          ``overtake``: the chance that a connection joining a busy upload direction wins the
+          race for the queue instead of queueing behind the incumbents (its slow start fills the
+          queue, an incumbent takes the losses and halves its window). It then ranks ahead of a
+          random number (at least one) of them. Without it the turns of three workers settle into
+          a perfect pipeline that keeps both directions busy; real connections take the lead
+          from each other now and then, so at times all workers transfer in one direction while
+          the other idles (the network probe, ``benchmarks/network_baseline.py``: 8 to 20% of
+          the time with three workers, next to none with two). The probe fits it.
 
 Models do not know about workers' steps, durations or lanes; the engine owns those.
 """
@@ -51,6 +59,7 @@ from __future__ import annotations
 
 import heapq
 import math
+import random
 from typing import Any
 
 INF = math.inf
@@ -65,6 +74,10 @@ DEFAULT_SHARING = "seniority"
 # into turns, so the value matters little; 2 means the older of two uploads gets two thirds.
 DEFAULT_SENIORITY = 2.0
 
+# Chance that an upload connection joining a busy direction overtakes the incumbents, fitted to the
+# network probe (benchmarks/network_baseline.py; docs/replay.md).
+DEFAULT_OVERTAKE = 0.25
+
 
 class SharingModel:
     """Interface of a sharing policy: a name and a factory of per-direction link state."""
@@ -74,11 +87,14 @@ class SharingModel:
     def new_link(self, capacity_bps: float, worker_capacity_bps: float, n_workers: int) -> Any:
         raise NotImplementedError
 
-    def new_download_link(self, capacity_bps: float, worker_capacity_bps: float, n_workers: int) -> Any:
-        """The PS-to-workers direction; the same policy as uploads unless a model says otherwise."""
+    def new_download_link(self, capacity_bps: float, worker_capacity_bps: float, n_workers: int,
+                          rng: random.Random | None = None) -> Any:
+        """The PS-to-workers direction; the same policy as uploads unless a model says otherwise.
+        ``rng`` serves models with random events; each replay seed passes its own."""
         return self.new_link(capacity_bps, worker_capacity_bps, n_workers)
 
-    def new_upload_link(self, capacity_bps: float, worker_capacity_bps: float, n_workers: int) -> Any:
+    def new_upload_link(self, capacity_bps: float, worker_capacity_bps: float, n_workers: int,
+                        rng: random.Random | None = None) -> Any:
         """The workers-to-PS direction."""
         return self.new_link(capacity_bps, worker_capacity_bps, n_workers)
 
@@ -128,22 +144,35 @@ class SenioritySharing(FairSharing):
 
     name = "seniority"
 
-    def __init__(self, seniority: float = DEFAULT_SENIORITY, max_streams: int | None = None) -> None:
+    def __init__(self, seniority: float = DEFAULT_SENIORITY, max_streams: int | None = None,
+                 overtake: float = 0.0) -> None:
         if not (math.isfinite(seniority) and seniority >= 1.0):
             raise ValueError(f"--seniority must be a number of at least 1 (1 is fair sharing), got {seniority}")
+        if not 0.0 <= overtake <= 1.0:
+            raise ValueError(f"--overtake must be a probability in [0, 1], got {overtake:g}")
         super().__init__(max_streams)
         self.seniority = seniority
+        self.overtake = overtake
 
-    def new_download_link(self, capacity_bps: float, worker_capacity_bps: float, n_workers: int) -> Any:
+    def new_download_link(self, capacity_bps: float, worker_capacity_bps: float, n_workers: int,
+                          rng: random.Random | None = None) -> Any:
         # The PS sends every download from one host: its kernel queues each connection's segments
         # a few at a time (TCP small queues), so they interleave and nothing is dropped there.
         return super().new_link(capacity_bps, worker_capacity_bps, n_workers)
+
+    def new_upload_link(self, capacity_bps: float, worker_capacity_bps: float, n_workers: int,
+                        rng: random.Random | None = None) -> Any:
+        if self.overtake > 0.0 and rng is None:
+            raise ValueError("seniority sharing with overtaking needs a random generator")
+        return _SeniorityLink(capacity_bps, worker_capacity_bps, n_workers, self.max_streams, self.seniority,
+                              self.overtake, rng)
 
     def new_link(self, capacity_bps: float, worker_capacity_bps: float, n_workers: int) -> Any:
         return _SeniorityLink(capacity_bps, worker_capacity_bps, n_workers, self.max_streams, self.seniority)
 
     def describe(self) -> dict[str, Any]:
-        return {"name": self.name, "seniority": self.seniority, "max_streams": self.max_streams}
+        return {"name": self.name, "seniority": self.seniority, "overtake": self.overtake,
+                "max_streams": self.max_streams}
 
 
 SHARING_MODELS: dict[str, type[SharingModel]] = {
@@ -155,18 +184,22 @@ SHARING_MODELS: dict[str, type[SharingModel]] = {
 
 
 def sharing_model(
-    name: str | SharingModel, max_streams: int | None = None, seniority: float | None = None
+    name: str | SharingModel, max_streams: int | None = None, seniority: float | None = None,
+    overtake: float | None = None,
 ) -> SharingModel:
     if isinstance(name, SharingModel):
         return name
     if seniority is not None and name != "seniority":
         raise ValueError(f"--seniority applies to --sharing seniority only, not '{name}'")
+    if overtake is not None and name != "seniority":
+        raise ValueError(f"--overtake applies to --sharing seniority only, not '{name}'")
     if name in ("fair", "fair-per-transfer"):
         return SHARING_MODELS[name](max_streams)
     if name == "fifo":
         return FifoSharing()
     if name == "seniority":
-        return SenioritySharing(DEFAULT_SENIORITY if seniority is None else seniority, max_streams)
+        return SenioritySharing(DEFAULT_SENIORITY if seniority is None else seniority, max_streams,
+                                DEFAULT_OVERTAKE if overtake is None else overtake)
     raise ValueError(f"unknown sharing model '{name}'; choose from {', '.join(SHARING_MODELS)}")
 
 
@@ -700,15 +733,17 @@ class _SeniorityLink(_MaxMinLink):
     rates from weighted water-filling instead of equal shares. Active connections are kept in
     age order, so every call touches only them."""
 
-    __slots__ = ("by_age", "weights")
+    __slots__ = ("by_age", "weights", "overtake", "rng")
 
     def __init__(
         self, capacity_bps: float, worker_capacity_bps: float, n_workers: int, max_streams: int | None,
-        seniority: float,
+        seniority: float, overtake: float = 0.0, rng: random.Random | None = None,
     ) -> None:
         super().__init__(capacity_bps, worker_capacity_bps, n_workers, max_streams)
-        self.by_age: list[int] = []  # active connections, oldest first
+        self.by_age: list[int] = []  # active connections, by rank: the heaviest first
         self.weights = [seniority**-rank for rank in range(n_workers)]
+        self.overtake = overtake
+        self.rng = rng
 
     def _active_workers(self) -> list[int]:
         return self.by_age
@@ -721,7 +756,11 @@ class _SeniorityLink(_MaxMinLink):
 
     def _admit(self, now: float, worker: int, node: int, bits: float, seq: int) -> None:
         if not self.flows[worker]:
-            self.by_age.append(worker)
+            by_age = self.by_age
+            if by_age and self.overtake > 0.0 and self.rng.random() < self.overtake:
+                by_age.insert(self.rng.randrange(len(by_age)), worker)  # wins the race for the queue
+            else:
+                by_age.append(worker)
         super()._admit(now, worker, node, bits, seq)
 
     def _rerate(self) -> None:

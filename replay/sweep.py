@@ -67,6 +67,7 @@ class ReplaySettings:
     order: str = "trace"
     max_streams: int | None = None
     seniority: float | None = None  # with sharing "seniority"; None: the measured default
+    overtake: float | None = None  # with sharing "seniority"; None: the measured default
     measured_steps: int = DEFAULT_MEASURED_STEPS
     warmup_steps: int = DEFAULT_WARMUP_STEPS
     seeds: int = DEFAULT_SEEDS
@@ -252,7 +253,7 @@ def _prepare(
     if settings.max_streams is not None and settings.max_streams < 1:
         raise ToolError(f"--max-streams must be at least 1, got {settings.max_streams}")
     try:
-        sharing = sharing_model(settings.sharing, settings.max_streams, settings.seniority)
+        sharing = sharing_model(settings.sharing, settings.max_streams, settings.seniority, settings.overtake)
         order = order_policy(settings.order)
     except ValueError as exc:
         raise ToolError(str(exc)) from None
@@ -289,7 +290,8 @@ def predict(
     workers = check_workers(list(workers))
     compiled, link, sharing, order, calibration = _prepare(graph, link, settings)
     if isinstance(sharing, SenioritySharing):
-        settings = replace(settings, seniority=sharing.seniority)  # record the value used, not "default"
+        # record the values used, not "default"
+        settings = replace(settings, seniority=sharing.seniority, overtake=sharing.overtake)
     durations = DurationModel(compute_scale=calibration.compute_scale, deterministic=settings.deterministic)
     one_step = one_step_time_s(compiled, link, sharing=sharing, order=order, compute_scale=calibration.compute_scale)
     batch_size = int(graph.model.get("batch_size") or 0)

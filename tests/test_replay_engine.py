@@ -232,6 +232,28 @@ def test_contending_connections_deliver_the_contention_efficiency_share_of_the_l
                                                                                                         rel=0.01)
 
 
+def test_uploads_that_overtake_break_the_pipeline_of_three_workers_but_not_the_turns_of_two():
+    """Under strict seniority three link-bound workers settle into a pipeline that keeps both
+    directions busy: the link bound. When a joining upload now and then overtakes the incumbent,
+    all three sometimes transfer in one direction while the other idles, as real connections do
+    (the network probe: 0.85 to 0.9 of the bound with three workers), and the rate falls below the
+    bound; fewer idle moments are left with four. Two workers in turns never share a direction,
+    so nothing changes for them. Each seed replays the same run again."""
+    graph = chain_graph(compute_us=10.0, download_bytes=1_000_000, upload_bytes=1_000_000)
+    link = LinkConfig(8e7, 8e7)  # 10 steps/s when both directions are always busy
+
+    def rates(workers: int, overtake: float) -> list[float]:
+        return [step_rate(graph, workers, link, sharing=SenioritySharing(2.0, overtake=overtake),
+                          measured_steps=200, stagger_s=0.2, seed=seed) for seed in range(3)]
+
+    assert rates(3, 0.0) == pytest.approx([10.0] * 3, rel=0.01)
+    assert rates(2, 0.3) == pytest.approx([10.0] * 3, rel=0.01)
+    three, four = rates(3, 0.3), rates(4, 0.3)
+    assert all(8.5 < r < 9.7 for r in three)
+    assert sum(three) < sum(four) < 3 * 9.9
+    assert rates(3, 0.3) == three
+
+
 @pytest.mark.parametrize(("compute_us", "low", "high"), [(10.0, 0.79, 0.81), (50_000.0, 0.81, 0.99)])
 def test_three_workers_pay_for_the_overlap_they_cannot_avoid(compute_us, low, high):
     """Three link-bound workers cannot each have a direction to themselves. Without compute, one

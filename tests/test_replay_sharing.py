@@ -3,10 +3,18 @@
 from __future__ import annotations
 
 import math
+import random
 
 import pytest
 
-from replay.sharing import FairSharing, FifoSharing, SenioritySharing, TransferFairSharing, sharing_model
+from replay.sharing import (
+    DEFAULT_OVERTAKE,
+    FairSharing,
+    FifoSharing,
+    SenioritySharing,
+    TransferFairSharing,
+    sharing_model,
+)
 
 
 def drain(link, arrivals):
@@ -136,6 +144,49 @@ def test_seniority_caps_a_connection_at_its_worker_interface():
     link = SenioritySharing(10.0).new_upload_link(100.0, 60.0, 2)
     finished = drain(link, [(0.0, 0, 0, 60.0), (0.0, 1, 0, 40.0)])
     assert finished[(0, 0)] == pytest.approx(1.0) and finished[(1, 0)] == pytest.approx(1.0)
+
+
+def test_an_upload_that_overtakes_takes_the_senior_share():
+    """Overtake chance 1: the younger connection wins the race for the queue and gets weight 3 of 4,
+    so it finishes first, as if it had been the senior one."""
+    link = SenioritySharing(3.0, overtake=1.0).new_upload_link(100.0, 100.0, 2, rng=random.Random(0))
+    finished = drain(link, [(0.0, 0, 0, 100.0), (0.5, 1, 0, 100.0)])
+    # from 0.5 s worker 1 gets 75 bits/s for its 100 bits; worker 0 gets 25 for its last 50
+    assert finished[(1, 0)] == pytest.approx(0.5 + 100.0 / 75.0)
+    assert finished[(0, 0)] == pytest.approx(0.5 + 100.0 / 75.0 + (50.0 - 25.0 * 100.0 / 75.0) / 100.0)
+
+
+def test_overtaking_happens_at_its_chance_and_never_on_downloads():
+    """Over many joins the younger upload wins about as often as the chance says; downloads stay fair."""
+    rng = random.Random(7)
+    model = SenioritySharing(3.0, overtake=0.3)
+    wins = 0
+    for _ in range(2000):
+        link = model.new_upload_link(100.0, 100.0, 2, rng=rng)
+        finished = drain(link, [(0.0, 0, 0, 100.0), (0.5, 1, 0, 100.0)])
+        wins += finished[(1, 0)] < finished[(0, 0)]
+    assert 0.26 < wins / 2000 < 0.34
+    down = model.new_download_link(100.0, 100.0, 2, rng=rng)
+    finished = drain(down, [(0.0, 0, 0, 100.0), (0.0, 1, 0, 100.0)])
+    assert finished[(0, 0)] == pytest.approx(2.0) and finished[(1, 0)] == pytest.approx(2.0)
+
+
+@pytest.mark.parametrize("bad", [-0.1, 1.5, float("nan")])
+def test_overtake_outside_zero_to_one_is_refused(bad: float):
+    with pytest.raises(ValueError, match="--overtake"):
+        SenioritySharing(2.0, overtake=bad)
+
+
+def test_overtaking_without_a_random_generator_is_refused():
+    with pytest.raises(ValueError, match="random generator"):
+        SenioritySharing(2.0, overtake=0.3).new_upload_link(100.0, 100.0, 2)
+
+
+def test_default_seniority_model_overtakes_and_other_models_refuse_the_option():
+    assert sharing_model("seniority").overtake == DEFAULT_OVERTAKE > 0.0
+    assert sharing_model("seniority", overtake=0.0).overtake == 0.0
+    with pytest.raises(ValueError, match="--overtake applies to --sharing seniority only"):
+        sharing_model("fair", overtake=0.2)
 
 
 @pytest.mark.parametrize("bad", [0.5, float("nan"), float("inf")])
