@@ -110,7 +110,9 @@ class LocalCluster:
     def worker_events(self, timeout_s: float) -> Iterator[tuple[str, dict]]:
         """Yield (task name, event) until every worker has closed its output.
 
-        Raises a one-line ToolError if any task dies early or nothing is heard for ``timeout_s``.
+        Workers end at different moments, so one that exited cleanly before the others is no
+        error; a task exiting non-zero, or the PS exiting at all, raises a one-line ToolError, as
+        does hearing nothing for ``timeout_s``.
         """
         open_workers = len(self.worker_tasks)
         last_heard = time.monotonic()
@@ -118,7 +120,7 @@ class LocalCluster:
             try:
                 name, event = self.events.get(timeout=0.5)
             except queue.Empty:
-                self.group.check_alive()
+                self.group.check_alive(may_finish=self.worker_tasks)
                 if time.monotonic() - last_heard > timeout_s:
                     raise ToolError(
                         f"no progress from the workers for {timeout_s:.0f} s; is the PS reachable?"
@@ -131,7 +133,8 @@ class LocalCluster:
                 code = task.popen.wait()
                 if code != 0:
                     time.sleep(0.5)
-                    self.group.check_alive(ignore=task)  # a dead PS is the cause, the worker's error the symptom
+                    # a dead PS is the cause, the worker's error the symptom
+                    self.group.check_alive(ignore=task, may_finish=self.worker_tasks)
                     raise ToolError(f"{name} exited with code {code}: {task.last_error_line()}")
                 continue
             yield name, event

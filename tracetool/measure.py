@@ -17,7 +17,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import queue
 import signal
 import subprocess
 import sys
@@ -322,38 +321,6 @@ class ShapedCluster(LocalCluster):
 ProgressFn = Callable[[str], None]
 
 
-def worker_events(cluster: LocalCluster, timeout_s: float) -> Iterator[tuple[str, dict]]:
-    """Like ``LocalCluster.worker_events``, but a worker that finished cleanly before the others is no error.
-
-    Workers of a measurement end at different moments; only a task that exits non-zero, or the PS
-    exiting at all, means the run failed.
-    """
-    open_workers = len(cluster.worker_tasks)
-    last_heard = time.monotonic()
-    while open_workers:
-        try:
-            name, event = cluster.events.get(timeout=0.5)
-        except queue.Empty:
-            for task in cluster.group.tasks:
-                code = task.popen.poll()
-                if code is not None and (code != 0 or task not in cluster.worker_tasks):
-                    time.sleep(0.2)  # let the stderr reader catch the last lines
-                    raise ToolError(f"{task.name} exited with code {code}: {task.last_error_line()}") from None
-            if time.monotonic() - last_heard > timeout_s:
-                raise ToolError(f"no progress from the workers for {timeout_s:.0f} s; is the PS reachable?") from None
-            continue
-        last_heard = time.monotonic()
-        if event.get("event") == "eof":
-            open_workers -= 1
-            task = next(t for t in cluster.worker_tasks if t.name == name)
-            code = task.popen.wait()
-            if code != 0:
-                time.sleep(0.2)
-                raise ToolError(f"{name} exited with code {code}: {task.last_error_line()}")
-            continue
-        yield name, event
-
-
 def _task_pids(cluster: LocalCluster) -> dict[str, int]:
     pids = {}
     for task in cluster.group.tasks:
@@ -394,7 +361,7 @@ def watch_measurement(
     cpu: dict[str, Any] | None = None
     warm = 0
     announced = False
-    for name, event in worker_events(cluster, timeout_s):
+    for name, event in cluster.worker_events(timeout_s):
         kind = event["event"]
         if kind == "window_ended":
             spans[int(name.split()[-1])] = event.get("step_spans_s", [])

@@ -14,6 +14,7 @@ import subprocess
 import sys
 import time
 from collections import deque
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from threading import Thread
@@ -88,12 +89,18 @@ class TaskGroup:
         self.tasks.append(task)
         return task
 
-    def check_alive(self, ignore: TaskProcess | None = None) -> None:
-        """Raise a one-line error naming the first task that died on its own."""
+    def check_alive(self, ignore: TaskProcess | None = None, may_finish: Collection[TaskProcess] = ()) -> None:
+        """Raise a one-line error naming the first task that died on its own.
+
+        Tasks in ``may_finish`` have a job that ends (workers running a fixed number of steps):
+        for them only a non-zero exit is a failure, since they finish at different moments.
+        """
         for task in self.tasks:
             if task is ignore:
                 continue
             code = task.popen.poll()
+            if code == 0 and task in may_finish:
+                continue
             if code is not None:
                 time.sleep(0.2)  # let the stderr reader catch the last lines
                 if code < 0:
