@@ -1,13 +1,14 @@
 """Network-only baseline: how real TCP shares the shaped PS link, without TensorFlow.
 
-N worker processes each repeat "download D bytes from the PS, then upload U bytes" over one
-persistent TCP connection, on the same shaped topology ``tracetool measure`` uses (one namespace
-per task, the PS link shaped with tbf both ways). It prints the measured steps/s next to the
-replay engine's prediction for the same step (a chain: download, a negligible compute op,
-upload), so the part of a validation error that comes from TCP itself, rather than from
-TensorFlow or the step graph, can be read off directly. It also prints how often each direction
-had at least one transfer in flight and how many on average: a direction that is "busy" but
-carries less than its rate is losing to TCP dynamics, not to a lack of work.
+N worker processes each repeat "download D bytes from the PS, compute (sleep ``--compute-ms``,
+default 0), then upload U bytes" over one persistent TCP connection, on the same shaped
+topology ``tracetool measure`` uses (one namespace per task, the PS link shaped with tbf both
+ways). It prints the measured steps/s next to the replay engine's prediction for the same step
+(a chain: download, a compute op of that length, upload), so the part of a validation error
+that comes from TCP itself, rather than from TensorFlow or the step graph, can be read off
+directly. It also prints how often each direction had at least one transfer in flight and how
+many on average: a direction that is "busy" but carries less than its rate is losing to TCP
+dynamics, not to a lack of work.
 
 From the seconds each direction had exactly one transfer in flight and two or more, and the
 bits it delivered, it fits the link's contention efficiency (the share of the line contending
@@ -71,11 +72,12 @@ for _ in range(n):
 time.sleep(10 ** 6)
 """
 
-# A worker: steps until the deadline; prints its steps/s after warm-up and every step's
-# (start, download done, upload done) on the shared monotonic clock.
+# A worker: steps until the deadline; prints every step's (start, download done, upload start,
+# upload done) on the shared monotonic clock. The compute is a sleep: it leaves the CPU free.
 WORKER_CODE = """
 import socket, sys, time
 addr, (D, U), (duration, warm), port = sys.argv[1], map(int, sys.argv[2:4]), map(float, sys.argv[4:6]), int(sys.argv[6])
+compute = float(sys.argv[7])
 for _ in range(100):
     try:
         s = socket.create_connection((addr, port)); break
@@ -87,14 +89,18 @@ while time.monotonic() < begin + warm + duration:
     a = time.monotonic(); s.sendall(b'r'); got = 0
     while got < D:
         got += len(s.recv(1 << 20))
-    b = time.monotonic(); s.sendall(blob); s.recv(1); c = time.monotonic()
+    b = time.monotonic()
+    if compute > 0:
+        time.sleep(compute)
+    b2 = time.monotonic(); s.sendall(blob); s.recv(1); c = time.monotonic()
     if a >= begin + warm:
-        spans.append((a, b, c))
+        spans.append((a, b, b2, c))
 print(repr(spans))
 """
 
 
-def run_point(bandwidth_bps: float, payload_bytes: int, workers: int, duration_s: float, warmup_s: float) -> dict:
+def run_point(bandwidth_bps: float, payload_bytes: int, workers: int, duration_s: float, warmup_s: float,
+              compute_s: float = 0.0) -> dict:
     """One worker count on a fresh shaped topology; returns measured rates and link activity."""
     with ShapedTopology(workers, bandwidth_bps) as topo:
         ps = subprocess.Popen(topo.command_in("ps", 0, [sys.executable, "-c", PS_CODE, str(payload_bytes),
@@ -105,7 +111,7 @@ def run_point(bandwidth_bps: float, payload_bytes: int, workers: int, duration_s
             workers_procs = [
                 subprocess.Popen(topo.command_in("worker", i, [
                     sys.executable, "-c", WORKER_CODE, topo.ps.address, str(payload_bytes), str(payload_bytes),
-                    str(duration_s), str(warmup_s), str(PORT)]), stdout=subprocess.PIPE, text=True)
+                    str(duration_s), str(warmup_s), str(PORT), str(compute_s)]), stdout=subprocess.PIPE, text=True)
                 for i in range(workers)
             ]
             procs += workers_procs
@@ -116,18 +122,18 @@ def run_point(bandwidth_bps: float, payload_bytes: int, workers: int, duration_s
                 proc.kill()
                 proc.wait()
     lo = max(s[0][0] for s in spans)
-    hi = min(s[-1][2] for s in spans)
-    rates = [sum(1 for a, _, c in ws if lo <= c <= hi) / (hi - lo) for ws in spans]
+    hi = min(s[-1][3] for s in spans)
+    rates = [sum(1 for *_, c in ws if lo <= c <= hi) / (hi - lo) for ws in spans]
     grid = np.linspace(lo, hi, 20_000)
     down = np.zeros(grid.shape, dtype=int)
     up = np.zeros(grid.shape, dtype=int)
     for ws in spans:
-        for a, b, c in ws:
+        for a, b, b2, c in ws:
             down += (grid >= a) & (grid < b)
-            up += (grid >= b) & (grid < c)
+            up += (grid >= b2) & (grid < c)
     dt = (hi - lo) / len(grid)
-    ends_down = sum(1 for ws in spans for _, b, _ in ws if lo <= b <= hi)
-    ends_up = sum(1 for ws in spans for _, _, c in ws if lo <= c <= hi)
+    ends_down = sum(1 for ws in spans for _, b, _, _ in ws if lo <= b <= hi)
+    ends_up = sum(1 for ws in spans for *_, c in ws if lo <= c <= hi)
     return {
         "steps_per_second": sum(rates),
         "per_worker": rates,
@@ -166,24 +172,27 @@ def main() -> None:
     parser.add_argument("--workers", default="1,2,3,4")
     parser.add_argument("--duration", type=float, default=25.0)
     parser.add_argument("--warmup", type=float, default=3.0)
+    parser.add_argument("--compute-ms", type=float, default=0.0,
+                        help="time each worker spends between its download and its upload (a sleep)")
     parser.add_argument("--seeds", type=int, default=10, help="replay seeds per worker count")
     args = parser.parse_args()
     bandwidth = parse_bandwidth_bps(args.bandwidth)
     payload = int(args.megabytes * 1e6)
     counts = [int(n) for n in args.workers.split(",")]
 
-    graph = chain_graph(compute_us=100.0, download_bytes=payload, upload_bytes=payload)
+    compute_s = args.compute_ms / 1e3
+    graph = chain_graph(compute_us=max(100.0, compute_s * 1e6), download_bytes=payload, upload_bytes=payload)
     link = target_link(graph, bandwidth)
     predicted = {p.workers: p for p in predict_throughput(graph, counts, link, ReplaySettings(seeds=args.seeds,
                                                                                            calibrate=False))}
-    print(f"{args.megabytes} MB each way per step, PS link {args.bandwidth}; "
+    print(f"{args.megabytes} MB each way per step, {args.compute_ms:g} ms compute, PS link {args.bandwidth}; "
           f"replay: {ReplaySettings().sharing} sharing (overtake {DEFAULT_OVERTAKE}), "
           f"{args.seeds} seeds, link bound {link.download_payload_bps() / (8 * payload):.3f} steps/s")
     print(f"{'N':>3} {'measured':>9} {'replay':>8} {'min':>6} {'max':>6} {'err%':>6} "
           f"{'down busy':>9} {'up busy':>8} {'in flight down/up':>18}  per worker")
     measured = []
     for n in counts:
-        m = run_point(bandwidth, payload, n, args.duration, args.warmup)
+        m = run_point(bandwidth, payload, n, args.duration, args.warmup, compute_s)
         measured.append(m)
         p = predicted[n]
         err = (p.steps_per_second - m["steps_per_second"]) / m["steps_per_second"] * 100

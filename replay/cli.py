@@ -62,6 +62,7 @@ def cmd_predict(args: argparse.Namespace) -> int:
             calibrate=not args.no_calibration,
         ),
         timelines=not args.no_timelines,
+        timeline_steps=args.timeline_steps,
     )
     outcome = run_predict(request)
     print(outcome.table)
@@ -71,6 +72,7 @@ def cmd_predict(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from replay.run import TIMELINE_EVENT_BUDGET, TIMELINE_STEPS
     from replay.sweep import DEFAULT_MEASURED_STEPS, DEFAULT_SEEDS, DEFAULT_WARMUP_STEPS, default_jobs
 
     parser = argparse.ArgumentParser(
@@ -167,6 +169,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="use traced durations as they are (no tracing-overhead correction)",
     )
     p.add_argument("--no-timelines", action="store_true", help="do not write timeline-<N>.json")
+    p.add_argument(
+        "--timeline-steps",
+        type=int,
+        default=TIMELINE_STEPS,
+        help="steps per worker in each timeline (default %(default)s; fewer where a timeline would pass "
+        f"{TIMELINE_EVENT_BUDGET:,} op events)",
+    )
     p.add_argument("--out", required=True, help="output folder")
     p.set_defaults(func=cmd_predict)
     return parser

@@ -33,6 +33,7 @@ class PredictRequest:
     contention_efficiency: float = 1.0
     settings: ReplaySettings = field(default_factory=ReplaySettings)
     timelines: bool = True
+    timeline_steps: int = TIMELINE_STEPS
 
 
 @dataclass(frozen=True)
@@ -42,13 +43,16 @@ class PredictOutcome:
     files: list[Path]
 
 
-def timeline_steps_for(workers: int, nodes: int) -> int:
-    return max(1, min(TIMELINE_STEPS, TIMELINE_EVENT_BUDGET // max(1, workers * nodes)))
+def timeline_steps_for(workers: int, nodes: int, wanted: int = TIMELINE_STEPS) -> int:
+    """Steps per worker a timeline shows: as many as wanted, as long as the viewers can load it."""
+    return max(1, min(wanted, TIMELINE_EVENT_BUDGET // max(1, workers * nodes)))
 
 
 def run_predict(request: PredictRequest) -> PredictOutcome:
     """Predict throughput for every worker count and write the report files into ``out_dir``."""
     workers = check_workers(request.workers)
+    if request.timeline_steps < 1:
+        raise ToolError(f"--timeline-steps {request.timeline_steps}: a timeline shows at least 1 step per worker")
     if request.out_dir.exists() and not request.out_dir.is_dir():
         raise ToolError(f"--out {request.out_dir} exists and is not a folder")
     graph = load_stepgraph(request.graph_path)
@@ -58,7 +62,7 @@ def run_predict(request: PredictRequest) -> PredictOutcome:
     timelines = {}
     if request.timelines:
         for n in workers:
-            steps = timeline_steps_for(n, len(graph.nodes))
+            steps = timeline_steps_for(n, len(graph.nodes), request.timeline_steps)
             result, compiled, _ = record_timeline(
                 graph, n, link, request.settings, steps=steps, calibration=prediction.calibration
             )

@@ -156,3 +156,30 @@ def test_parallel_jobs_give_the_same_points_as_one_job(graph_file: Path):
     one = predict_throughput(graph, [1, 3], link, ReplaySettings(seeds=2, measured_steps=8, jobs=1))
     two = predict_throughput(graph, [1, 3], link, ReplaySettings(seeds=2, measured_steps=8, jobs=2))
     assert [p.steps_per_second for p in one] == [p.steps_per_second for p in two]
+
+
+def _steps_per_worker(timeline: Path) -> dict[int, int]:
+    counts: dict[int, int] = {}
+    for e in json.loads(timeline.read_text())["traceEvents"]:
+        if e.get("ph") == "X" and e.get("cat") == "step":
+            worker = int(e["args"]["name"].split()[1])
+            counts[worker] = counts.get(worker, 0) + 1
+    return counts
+
+
+def test_timeline_steps_sets_how_many_steps_each_worker_shows(tmp_path: Path, graph_file: Path):
+    """Longer timelines for studying steady state: every worker shows the steps asked for."""
+    args = ["predict", str(graph_file), "--workers", "3", "--bandwidth", "100mbit", "--steps", "10", "--seeds", "1",
+            "--jobs", "1"]
+    assert main([*args, "--out", str(tmp_path / "default")]) == 0
+    assert main([*args, "--timeline-steps", "12", "--out", str(tmp_path / "long")]) == 0
+    assert _steps_per_worker(tmp_path / "default" / "timeline-3.json") == {0: 3, 1: 3, 2: 3}
+    assert _steps_per_worker(tmp_path / "long" / "timeline-3.json") == {0: 12, 1: 12, 2: 12}
+
+
+def test_zero_timeline_steps_is_one_line_error(tmp_path: Path, graph_file: Path):
+    out = tmp_path / "out"
+    result = run_replay("predict", str(graph_file), "--workers", "2", "--bandwidth", "1gbit",
+                        "--timeline-steps", "0", "--out", str(out))
+    assert_one_line_error(result, "--timeline-steps")
+    assert not out.exists()
