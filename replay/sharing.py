@@ -29,28 +29,29 @@ Models:
           its own flow), with the workers' interfaces as a second bottleneck.
 ``fifo``  One transfer at a time per direction, at the slower of the two interfaces; the order
           policy picks the next one.
-``seniority`` (default)  Downloads as ``fair``; uploads weighted by age: the connection that has been
-          sending longest gets ``seniority`` times the weight of the next oldest, and so on
+``seniority`` (default)  Connections weighted by age in both directions: the connection that has
+          been sending longest gets ``seniority`` times the weight of the next oldest, and so on
           (weights ``s^0, s^-1, ...``, shares proportional to weight, each capped by its worker's
-          interface). Uploads come from many hosts into one drop-tail switch queue, where
-          loss-based TCP behaves like this: a connection joining a busy link starts from a small
-          window and needs longer to win its share than a transfer of a few hundred ms lasts, so
-          the incumbent keeps most of the link. Downloads leave one host, the PS, whose kernel
-          interleaves its connections' segments (TCP small queues), so they share fairly. The
-          effect: workers fall into turns on the link (one downloads while another uploads), as
-          measured clusters do (steps of two workers start half a step apart), instead of
-          drifting at random as under ``fair``. Real TCP jitter and loss recovery keep clusters
-          from perfect turns, so measured throughput lies between ``fair`` (the pessimistic end)
-          and ``seniority``, mostly near the latter (docs/measure.md). Steady-state results
-          hardly depend on the value above 1.5.
-          ``overtake``: the chance that a connection joining a busy upload direction wins the
-          race for the queue instead of queueing behind the incumbents (its slow start fills the
-          queue, an incumbent takes the losses and halves its window). It then ranks ahead of a
-          random number (at least one) of them. Without it the turns of three workers settle into
-          a perfect pipeline that keeps both directions busy; real connections take the lead
-          from each other now and then, so at times all workers transfer in one direction while
-          the other idles (the network probe, ``benchmarks/network_baseline.py``: 8 to 20% of
-          the time with three workers, next to none with two). The probe fits it.
+          interface). Each direction of the PS link ends in a drop-tail queue (a switch port; here
+          a tbf qdisc) shared by loss-based TCP connections: one joining a busy direction starts
+          from a small window and needs longer to win its share than a transfer of a few hundred
+          ms lasts, so the incumbent keeps most of the link. The effect: workers fall into turns
+          on the link (one downloads while another uploads), as measured clusters do (steps of two
+          workers start half a step apart), instead of drifting at random as under ``fair``.
+          Downloads were first modelled as fair (they all leave the PS host); the network probe
+          (``benchmarks/network_baseline.py``) shows both directions behaving alike (three workers:
+          mean download and upload spans 203 and 200 ms), and fair downloads keep two workers
+          that once started together in lock-step far longer than real ones stay
+          (``fair_downloads=True`` keeps that model for comparison). Steady-state results hardly
+          depend on the value above 1.5.
+          ``overtake``: the chance that a connection joining a busy direction wins the race for
+          the queue instead of queueing behind the incumbents (its slow start fills the queue, an
+          incumbent takes the losses and halves its window). It then ranks ahead of a random
+          number (at least one) of them. Without it the turns of three workers settle into a
+          perfect pipeline that keeps both directions busy; real connections take the lead from
+          each other now and then, so at times all workers transfer in one direction while the
+          other idles (the network probe: 8 to 16% of the time with three workers, next to none
+          with two). The probe fits it.
 
 Models do not know about workers' steps, durations or lanes; the engine owns those.
 """
@@ -140,12 +141,12 @@ class FifoSharing(SharingModel):
 
 
 class SenioritySharing(FairSharing):
-    """Fair downloads; uploads weighted between workers' connections, the oldest weighted most."""
+    """Both directions weighted between workers' connections, the oldest weighted most."""
 
     name = "seniority"
 
     def __init__(self, seniority: float = DEFAULT_SENIORITY, max_streams: int | None = None,
-                 overtake: float = 0.0) -> None:
+                 overtake: float = 0.0, fair_downloads: bool = False) -> None:
         if not (math.isfinite(seniority) and seniority >= 1.0):
             raise ValueError(f"--seniority must be a number of at least 1 (1 is fair sharing), got {seniority}")
         if not 0.0 <= overtake <= 1.0:
@@ -153,15 +154,21 @@ class SenioritySharing(FairSharing):
         super().__init__(max_streams)
         self.seniority = seniority
         self.overtake = overtake
+        # The earlier model, kept for comparison: downloads shared fairly, seniority on uploads only.
+        self.fair_downloads = fair_downloads
 
     def new_download_link(self, capacity_bps: float, worker_capacity_bps: float, n_workers: int,
                           rng: random.Random | None = None) -> Any:
-        # The PS sends every download from one host: its kernel queues each connection's segments
-        # a few at a time (TCP small queues), so they interleave and nothing is dropped there.
-        return super().new_link(capacity_bps, worker_capacity_bps, n_workers)
+        if self.fair_downloads:
+            return super().new_link(capacity_bps, worker_capacity_bps, n_workers)
+        return self._seniority_link(capacity_bps, worker_capacity_bps, n_workers, rng)
 
     def new_upload_link(self, capacity_bps: float, worker_capacity_bps: float, n_workers: int,
                         rng: random.Random | None = None) -> Any:
+        return self._seniority_link(capacity_bps, worker_capacity_bps, n_workers, rng)
+
+    def _seniority_link(self, capacity_bps: float, worker_capacity_bps: float, n_workers: int,
+                        rng: random.Random | None) -> Any:
         if self.overtake > 0.0 and rng is None:
             raise ValueError("seniority sharing with overtaking needs a random generator")
         return _SeniorityLink(capacity_bps, worker_capacity_bps, n_workers, self.max_streams, self.seniority,
@@ -172,7 +179,7 @@ class SenioritySharing(FairSharing):
 
     def describe(self) -> dict[str, Any]:
         return {"name": self.name, "seniority": self.seniority, "overtake": self.overtake,
-                "max_streams": self.max_streams}
+                "fair_downloads": self.fair_downloads, "max_streams": self.max_streams}
 
 
 SHARING_MODELS: dict[str, type[SharingModel]] = {

@@ -232,9 +232,9 @@ def test_contending_connections_deliver_the_contention_efficiency_share_of_the_l
                                                                                                         rel=0.01)
 
 
-def test_uploads_that_overtake_break_the_pipeline_of_three_workers_but_not_the_turns_of_two():
+def test_connections_that_overtake_break_the_pipeline_of_three_workers_but_not_the_turns_of_two():
     """Under strict seniority three link-bound workers settle into a pipeline that keeps both
-    directions busy: the link bound. When a joining upload now and then overtakes the incumbent,
+    directions busy: the link bound. When a joining connection now and then overtakes the incumbent,
     all three sometimes transfer in one direction while the other idles, as real connections do
     (the network probe: 0.85 to 0.9 of the bound with three workers), and the rate falls below the
     bound; fewer idle moments are left with four. Two workers in turns never share a direction,

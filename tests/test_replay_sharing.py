@@ -131,12 +131,22 @@ def test_seniority_is_by_when_a_connection_became_active_not_by_worker_number():
     assert finished[(0, 0)] == pytest.approx(0.25 + 55.0 / 80.0 + (80.0 - 20.0 * 55.0 / 80.0) / 100.0)
 
 
-def test_seniority_of_one_is_fair_and_downloads_are_always_fair():
-    """Seniority 1 shares uploads equally; downloads share equally whatever the seniority."""
+def test_seniority_of_one_is_fair_in_both_directions():
+    """Seniority 1 shares equally; so do downloads of the earlier model with fair downloads."""
     for link in (SenioritySharing(1.0).new_upload_link(100.0, 100.0, 2),
-                 SenioritySharing(5.0).new_download_link(100.0, 100.0, 2)):
+                 SenioritySharing(1.0).new_download_link(100.0, 100.0, 2),
+                 SenioritySharing(5.0, fair_downloads=True).new_download_link(100.0, 100.0, 2)):
         finished = drain(link, [(0.0, 0, 0, 100.0), (0.0, 1, 0, 100.0)])
         assert finished[(0, 0)] == pytest.approx(2.0) and finished[(1, 0)] == pytest.approx(2.0)
+
+
+def test_downloads_are_weighted_by_age_like_uploads():
+    """Both directions end in a drop-tail queue shared by CUBIC connections: the older download
+    keeps weight 3 of 4, as an upload does."""
+    up = drain(SenioritySharing(3.0).new_upload_link(100.0, 100.0, 2), [(0.0, 0, 0, 100.0), (0.5, 1, 0, 100.0)])
+    down = drain(SenioritySharing(3.0).new_download_link(100.0, 100.0, 2), [(0.0, 0, 0, 100.0), (0.5, 1, 0, 100.0)])
+    assert down == pytest.approx(up)
+    assert down[(0, 0)] == pytest.approx(0.5 + 50.0 / 75.0)
 
 
 def test_seniority_caps_a_connection_at_its_worker_interface():
@@ -156,19 +166,17 @@ def test_an_upload_that_overtakes_takes_the_senior_share():
     assert finished[(0, 0)] == pytest.approx(0.5 + 100.0 / 75.0 + (50.0 - 25.0 * 100.0 / 75.0) / 100.0)
 
 
-def test_overtaking_happens_at_its_chance_and_never_on_downloads():
-    """Over many joins the younger upload wins about as often as the chance says; downloads stay fair."""
+@pytest.mark.parametrize("direction", ["new_upload_link", "new_download_link"])
+def test_overtaking_happens_at_its_chance_in_either_direction(direction: str):
+    """Over many joins the younger connection wins about as often as the chance says."""
     rng = random.Random(7)
     model = SenioritySharing(3.0, overtake=0.3)
     wins = 0
     for _ in range(2000):
-        link = model.new_upload_link(100.0, 100.0, 2, rng=rng)
+        link = getattr(model, direction)(100.0, 100.0, 2, rng=rng)
         finished = drain(link, [(0.0, 0, 0, 100.0), (0.5, 1, 0, 100.0)])
         wins += finished[(1, 0)] < finished[(0, 0)]
     assert 0.26 < wins / 2000 < 0.34
-    down = model.new_download_link(100.0, 100.0, 2, rng=rng)
-    finished = drain(down, [(0.0, 0, 0, 100.0), (0.0, 1, 0, 100.0)])
-    assert finished[(0, 0)] == pytest.approx(2.0) and finished[(1, 0)] == pytest.approx(2.0)
 
 
 @pytest.mark.parametrize("bad", [-0.1, 1.5, float("nan")])
@@ -180,6 +188,8 @@ def test_overtake_outside_zero_to_one_is_refused(bad: float):
 def test_overtaking_without_a_random_generator_is_refused():
     with pytest.raises(ValueError, match="random generator"):
         SenioritySharing(2.0, overtake=0.3).new_upload_link(100.0, 100.0, 2)
+    with pytest.raises(ValueError, match="random generator"):
+        SenioritySharing(2.0, overtake=0.3).new_download_link(100.0, 100.0, 2)
 
 
 def test_default_seniority_model_overtakes_and_other_models_refuse_the_option():
