@@ -122,15 +122,62 @@ def test_real_validation_writes_rows_summary_and_plot(tmp_path: Path):
         assert len(point["runs"]) == 2 or left_out or point["cpu_saturated"]
     assert "run 2 of 2" in result.stderr
 
+    assert data["contention_efficiency"] == 1.0 and data["contention_efficiency_source"] == "given"
+
+    # Reuse both, and let a network-only probe of the step's shape measure the contention efficiency.
     again = tmp_path / "v2"
     reuse = subprocess.run(
         tracetool_argv("validate", *common, "--seeds", "2", "--from-profile", str(out / "profile"),
-                       "--from-measured", str(out / "measured" / "measured.json"), "--out", str(again)),
-        capture_output=True, text=True, timeout=120, cwd=REPO_ROOT,
+                       "--from-measured", str(out / "measured" / "measured.json"), "--contention-efficiency",
+                       "probe", "--probe-duration", "4", "--out", str(again)),
+        capture_output=True, text=True, timeout=180, cwd=REPO_ROOT,
     )
     assert reuse.returncode == 0, reuse.stderr
-    rows = json.loads((again / "validation.json").read_text())["rows"]
-    assert [r["measured"] for r in rows] == [r["measured"] for r in data["rows"]]
+    reused = json.loads((again / "validation.json").read_text())
+    assert [r["measured"] for r in reused["rows"]] == [r["measured"] for r in data["rows"]]
+    assert reused["contention_efficiency_source"] == "link probe"
+    assert 0.1 <= reused["contention_efficiency"] <= 1.0
+    assert reused["prediction_link"]["contention_efficiency"] == reused["contention_efficiency"]
+    probe = json.loads((again / "link-probe.json").read_text())
+    assert probe["contention_efficiency"] == reused["contention_efficiency"]
+    graph_bytes = json.loads((again / "prediction.json").read_text())["download_bytes_per_step"]
+    assert probe["download_bytes"] == graph_bytes
+    assert [p["workers"] for p in probe["points"]] == [1, 2]
+    for point in probe["points"]:
+        assert point["steps_per_second"] > 0 and 0 < point["down_busy"] <= 1 and 0 < point["up_busy"] <= 1
+
+    # An earlier probe of the same step and link can be reused instead of probing again.
+    third = tmp_path / "v3"
+    reuse_probe = subprocess.run(
+        tracetool_argv("validate", *common, "--seeds", "2", "--from-profile", str(out / "profile"),
+                       "--from-measured", str(out / "measured" / "measured.json"), "--contention-efficiency",
+                       "probe", "--from-link-probe", str(again / "link-probe.json"), "--out", str(third)),
+        capture_output=True, text=True, timeout=120, cwd=REPO_ROOT,
+    )
+    assert reuse_probe.returncode == 0, reuse_probe.stderr
+    assert "probing" not in reuse_probe.stderr
+    reprobed = json.loads((third / "validation.json").read_text())
+    assert reprobed["contention_efficiency"] == probe["contention_efficiency"]
+
+
+@pytest.mark.parametrize(("args", "words"), [
+    (["--contention-efficiency", "probe", "--workers", "1,2"], ["--bandwidth"]),
+    (["--contention-efficiency", "probe", "--workers", "1", "--bandwidth", "20mbit"], ["2 or more"]),
+    (["--contention-efficiency", "lots", "--workers", "1,2", "--bandwidth", "20mbit"], ["'probe'"]),
+    (["--contention-efficiency", "probe", "--probe-duration", "0", "--workers", "1,2", "--bandwidth", "20mbit"],
+     ["--probe-duration"]),
+    (["--from-link-probe", "link-probe.json", "--workers", "1,2", "--bandwidth", "20mbit"], ["goes with"]),
+])
+def test_link_probe_needs_a_shaped_link_and_contending_workers(tmp_path: Path, args: list[str], words: list[str]):
+    """Asking for a probe it cannot run is a one-line error before anything is profiled or measured."""
+    out = tmp_path / "v"
+    result = subprocess.run(tracetool_argv("validate", "--model", "mlp", *args, "--out", str(out)),
+                            capture_output=True, text=True, timeout=60, cwd=REPO_ROOT)
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
+    assert all(w in lines[0] for w in words), lines[0]
+    assert not out.exists()
 
 
 def test_reused_measurement_of_another_model_is_refused(tmp_path: Path):

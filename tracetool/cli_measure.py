@@ -76,11 +76,23 @@ def cmd_validate(args: argparse.Namespace) -> int:
         from_measured=Path(args.from_measured) if args.from_measured else None,
         order=args.order,
         seeds=args.seeds,
-        contention_efficiency=args.contention_efficiency,
+        probe_duration_s=args.probe_duration,
+        from_link_probe=Path(args.from_link_probe) if args.from_link_probe else None,
+        **_contention_efficiency(args.contention_efficiency),
     )
     out = run_validate(request)
     print(f"validation written to {out}")
     return 0
+
+
+def _contention_efficiency(text: str) -> dict[str, object]:
+    """``--contention-efficiency``: a number, or ``probe`` to measure it on the shaped link."""
+    if text.strip().lower() == "probe":
+        return {"probe_link": True}
+    try:
+        return {"contention_efficiency": float(text)}
+    except ValueError:
+        raise ToolError(f"--contention-efficiency {text!r}: give a number in [0.1, 1] or 'probe'") from None
 
 
 def _common(p: argparse.ArgumentParser) -> None:
@@ -138,9 +150,15 @@ def add_measure_commands(sub: argparse._SubParsersAction) -> None:
     v.add_argument("--steps", type=int, default=5, help="traced steps of the profile (default 5)")
     v.add_argument("--order", default="", help="transfer order policy for the prediction (replay's default if empty)")
     v.add_argument("--seeds", type=int, default=5, help="replay seeds per worker count (default 5)")
-    v.add_argument("--contention-efficiency", type=float, default=1.0, metavar="E",
+    v.add_argument("--contention-efficiency", default="1", metavar="E|probe",
                    help="the shaped link's share of its rate that arrives while several workers send on one "
-                   "direction, for the prediction (measure it with benchmarks/network_baseline.py; default 1)")
+                   "direction, for the prediction (default 1); 'probe' measures it first with a network-only "
+                   "probe of the model's step shape on the same shaped link (about 15 s per worker count)")
+    v.add_argument("--probe-duration", type=float, default=10.0, metavar="SECONDS",
+                   help="with --contention-efficiency probe: seconds of each worker count's probe window "
+                   "(default 10)")
     v.add_argument("--from-profile", default="", help="reuse this profile folder instead of profiling again")
     v.add_argument("--from-measured", default="", help="reuse this measured.json instead of measuring again")
+    v.add_argument("--from-link-probe", default="", help="with --contention-efficiency probe: reuse this "
+                   "link-probe.json of an earlier validation of the same model and link instead of probing again")
     v.set_defaults(func=cmd_validate)

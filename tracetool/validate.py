@@ -27,6 +27,7 @@ from tracetool.topology import format_bandwidth
 
 VALIDATION_FILE = "validation.json"
 PLOT_FILE = "validation.png"
+LINK_PROBE_FILE = "link-probe.json"
 
 
 @dataclass(frozen=True)
@@ -40,6 +41,9 @@ class ValidateRequest:
     seeds: int = 5
     jobs: int = 1
     contention_efficiency: float = 1.0  # of the shaped link, from benchmarks/network_baseline.py
+    probe_link: bool = False  # measure the contention efficiency with tracetool.link_probe instead
+    probe_duration_s: float = 10.0
+    from_link_probe: Path | None = None  # reuse an earlier link-probe.json of the same step shape
 
 
 def error_pct(predicted: float, measured: float) -> float:
@@ -76,24 +80,86 @@ BOUND_SHARING = "fair"
 BOUND_PREDICTION_FILE = "prediction-fair.json"
 
 
+def measured_link(graph: Any, bandwidth_bps: float | None, latency_s: float, contention_efficiency: float = 1.0) -> Any:
+    """The replay's link for the measured topology: the PS link shaped to ``bandwidth_bps``."""
+    from replay import profiled_link, target_link
+
+    if bandwidth_bps is None:
+        return target_link(graph, None, latency_s, contention_efficiency=contention_efficiency)
+    # measured workers sit on their own unshaped veth: as fast as the profiled loopback link
+    return target_link(graph, bandwidth_bps, latency_s,
+                       worker_bandwidth_bps=max(profiled_link(graph).download_bandwidth_bps, bandwidth_bps),
+                       contention_efficiency=contention_efficiency)
+
+
+def probe_contention_efficiency(request: ValidateRequest, profile_dir: Path, latency_s: float,
+                                say: Any) -> dict[str, Any]:
+    """Run the network-only link probe with the model's own step shape; return its JSON.
+
+    The shape: the step's bytes each way, and the part of a one-worker step at the shaped rate
+    that the transfers do not cover (the replay's one-worker step less both directions' transfer
+    times), as the probe's compute. How often connections contend, and what that costs, depends
+    on it: at 50mbit the fitted efficiency was 0.98 for 1.2 MB steps without compute and 0.93
+    for 0.6 to 0.7 MB steps with 16 to 27 ms of it."""
+    from replay import ReplaySettings, predict
+    from tracetool.graph_builder import build_stepgraph_from_path
+    from tracetool.link_probe import probe_link
+
+    m = request.measure
+    counts = sorted(set(m.workers))
+    graph = build_stepgraph_from_path(profile_dir)
+    link = measured_link(graph, m.bandwidth_bps, latency_s)
+    one = predict(graph, [1], link, ReplaySettings(seeds=1))
+    if request.from_link_probe is not None:
+        return _reused_link_probe(request.from_link_probe, m.bandwidth_bps, one.download_bytes_per_step,
+                                  one.upload_bytes_per_step, request.out_dir.resolve())
+    transfers_s = (8.0 * one.download_bytes_per_step / link.download_payload_bps()
+                   + 8.0 * one.upload_bytes_per_step / link.upload_payload_bps())
+    compute_s = max(0.0, 1.0 / one.one_worker_steps_per_second - transfers_s)
+    say(f"probing the shaped link without TensorFlow: {one.download_bytes_per_step:,} B down, "
+        f"{one.upload_bytes_per_step:,} B up, {compute_s * 1e3:.0f} ms compute per step")
+    probe = probe_link(m.bandwidth_bps, one.download_bytes_per_step, one.upload_bytes_per_step, compute_s, counts,
+                       link.download_payload_bps(), duration_s=request.probe_duration_s,
+                       tcp_congestion_control=m.tcp_congestion_control, progress=say)
+    say(f"  contention efficiency {probe.contention_efficiency:.3f}")
+    document = probe.to_json_dict()
+    write_json_atomically(request.out_dir.resolve() / LINK_PROBE_FILE, document)
+    return document
+
+
+def _reused_link_probe(path: Path, bandwidth_bps: float, download_bytes: int, upload_bytes: int,
+                       out_dir: Path) -> dict[str, Any]:
+    """An earlier probe's JSON, if it probed this link with this step's bytes."""
+    import json
+
+    try:
+        document = json.loads(path.read_text())
+        shape = (document["bandwidth_bps"], document["download_bytes"], document["upload_bytes"])
+        float(document["contention_efficiency"])
+    except FileNotFoundError:
+        raise ToolError(f"--from-link-probe {path} does not exist") from None
+    except (OSError, ValueError, KeyError, TypeError):
+        raise ToolError(f"--from-link-probe {path} is not a link-probe.json written by validate") from None
+    if shape != (bandwidth_bps, download_bytes, upload_bytes):
+        raise ToolError(f"--from-link-probe {path} probed {shape[1]:,} B down and {shape[2]:,} B up at "
+                        f"{format_bandwidth(shape[0])}, not this step's {download_bytes:,} B and {upload_bytes:,} B "
+                        f"at {format_bandwidth(bandwidth_bps)}")
+    write_json_atomically(out_dir / LINK_PROBE_FILE, document)
+    return document
+
+
 def predicted_points(profile_dir: Path, workers: list[int], bandwidth_bps: float | None, latency_s: float,
                      order: str, seeds: int, jobs: int, out_dir: Path,
                      contention_efficiency: float = 1.0) -> tuple[dict[str, Any], dict[str, Any]]:
     """Build the step graph of the profile and replay it for each worker count, once with the
     default sharing and once with fair sharing; return both predictions' JSON."""
-    from replay import ReplaySettings, predict, profiled_link, target_link
+    from replay import ReplaySettings, predict
     from tracetool.graph_builder import build_stepgraph_from_path
     from tracetool.stepgraph import save_stepgraph
 
     graph = build_stepgraph_from_path(profile_dir)
     save_stepgraph(graph, out_dir / "graph.json")
-    if bandwidth_bps is None:
-        link = target_link(graph, None, latency_s, contention_efficiency=contention_efficiency)
-    else:
-        # measured workers sit on their own unshaped veth: as fast as the profiled loopback link
-        link = target_link(graph, bandwidth_bps, latency_s,
-                           worker_bandwidth_bps=max(profiled_link(graph).download_bandwidth_bps, bandwidth_bps),
-                           contention_efficiency=contention_efficiency)
+    link = measured_link(graph, bandwidth_bps, latency_s, contention_efficiency)
     settings = ReplaySettings(seeds=seeds, jobs=jobs, **({"order": order} if order else {}))
     try:
         prediction = predict(graph, workers, link, settings).to_json_dict()
@@ -278,15 +344,26 @@ def run_validate(request: ValidateRequest, progress: Any = None) -> Path:
         raise ToolError(f"--seeds must be at least 1, got {request.seeds}")
     if not 0.1 <= request.contention_efficiency <= 1.0:
         raise ToolError(f"--contention-efficiency must be in [0.1, 1], got {request.contention_efficiency:g}")
+    if request.from_link_probe is not None and not request.probe_link:
+        raise ToolError("--from-link-probe goes with --contention-efficiency probe")
+    if request.probe_link and not m.bandwidth_bps:
+        raise ToolError("--contention-efficiency probe needs --bandwidth: an unshaped link has nothing to probe")
+    if request.probe_link and request.probe_duration_s <= 0:
+        raise ToolError(f"--probe-duration must be positive, got {request.probe_duration_s:g}")
+    if request.probe_link and max(m.workers) < 2:
+        raise ToolError("--contention-efficiency probe needs a worker count of 2 or more, where connections contend")
     out_dir = request.out_dir.resolve()
     profile_dir = _profile(request, say)
     measured = measured_file if measured_file is not None else _measured(request, say)
     queue_delay_s = standing_queue_delay_s(measured)
+    latency_s = (m.latency_s or 0.0) + queue_delay_s
+    probe = probe_contention_efficiency(request, profile_dir, latency_s, say) if request.probe_link else None
+    if probe is not None:
+        request = replace(request, contention_efficiency=probe["contention_efficiency"])
     say("predicting with the replay engine" + (f" (link latency: {queue_delay_s * 1e3:.1f} ms of shaped queue)"
                                                  if queue_delay_s else ""))
-    prediction, bound = predicted_points(profile_dir, list(m.workers), m.bandwidth_bps,
-                                         (m.latency_s or 0.0) + queue_delay_s, request.order, request.seeds,
-                                         request.jobs, out_dir, request.contention_efficiency)
+    prediction, bound = predicted_points(profile_dir, list(m.workers), m.bandwidth_bps, latency_s, request.order,
+                                         request.seeds, request.jobs, out_dir, request.contention_efficiency)
     rows = compare(prediction["points"], measured["points"], bound["points"])
     if not rows:
         raise ToolError("the prediction and the measurement share no worker count")
@@ -308,6 +385,12 @@ def run_validate(request: ValidateRequest, progress: Any = None) -> Path:
         "calibration": prediction["calibration"],
         "link_bound_steps_per_second": prediction["link_bound_steps_per_second"],
         "measured_cpu_saturated": measured.get("cpu_saturated", False),
+        "contention_efficiency": request.contention_efficiency,
+        "contention_efficiency_source": "link probe" if probe is not None else "given",
+        "link_probe": None if probe is None else {
+            k: probe[k] for k in ("download_bytes", "upload_bytes", "compute_s", "alone_share", "contended_share")
+        } | {"points": [{"workers": p["workers"], "steps_per_second": p["steps_per_second"],
+                         "down_busy": p["down_busy"], "up_busy": p["up_busy"]} for p in probe["points"]]},
         "rows": rows,
         "summary": summary,
     }
