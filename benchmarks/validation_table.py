@@ -40,19 +40,21 @@ def load_runs(folders: list[Path]) -> list[dict]:
 
 def markdown_table(runs: list[dict]) -> str:
     lines = [
-        "| model | PS link | workers | predicted steps/s | seed range | fair sharing | measured steps/s (95% CI) "
+        "| model | PS link | E | workers | predicted steps/s | seed range | fair sharing | measured steps/s (95% CI) "
         "| runs | error | CPU cores |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for doc in runs:
         link = format_bandwidth(doc["bandwidth_bps"]) if doc["bandwidth_bps"] else "loopback"
+        # the link's contention efficiency the prediction used (older files: not recorded)
+        efficiency = f"{doc['contention_efficiency']:.3f}" if "contention_efficiency" in doc else "-"
         for r in doc["rows"]:
             flag = " (saturated)" if r["cpu_saturated"] else ""
             fair = f"{r['predicted_fair']:.3f}" if "predicted_fair" in r else "-"
             runs = r.get("measured_runs", [])
             spread = f"{min(runs):.2f}-{max(runs):.2f}" if len(runs) > 1 else "-"
             lines.append(
-                f"| {doc['name']} | {link} | {r['workers']} | {r['predicted']:.3f} | "
+                f"| {doc['name']} | {link} | {efficiency} | {r['workers']} | {r['predicted']:.3f} | "
                 f"{r.get('predicted_min', r['predicted']):.2f}-{r.get('predicted_max', r['predicted']):.2f} | "
                 f"{fair} | {r['measured']:.3f} ± {r['measured_ci95']:.3f} | {spread} | {r['error_pct']:+.1f}% | "
                 f"{r['cpu_cores']:.2f}{flag} |"

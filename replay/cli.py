@@ -126,7 +126,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--overtake",
         type=float,
         default=None,
-        help="with --sharing seniority: chance that an upload joining a busy link overtakes the incumbents "
+        help="with --sharing seniority: chance that a connection joining a busy direction overtakes the incumbents "
         "(default: measured value; 0: strict seniority)",
     )
     p.add_argument(

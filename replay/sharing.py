@@ -66,16 +66,16 @@ from typing import Any
 INF = math.inf
 
 # The default model. Measured clusters take turns on the link, which ``seniority`` reproduces and
-# ``fair`` never does: over 34 validation points with the CPU not the bottleneck, median |error|
-# 4.1% against 13.2% (docs/measure.md).
+# ``fair`` never does: over 41 validation points with the CPU not the bottleneck, median |error|
+# 2.0% against 17.7% (docs/measure.md).
 DEFAULT_SHARING = "seniority"
 
-# Weight of an upload connection relative to the next younger one under ``seniority`` sharing.
+# Weight of a connection relative to the next younger one under ``seniority`` sharing.
 # Predictions of the zoo's graphs change by under 4% between 1.5 and 10 once workers have fallen
-# into turns, so the value matters little; 2 means the older of two uploads gets two thirds.
+# into turns, so the value matters little; 2 means the older of two connections gets two thirds.
 DEFAULT_SENIORITY = 2.0
 
-# Chance that an upload connection joining a busy direction overtakes the incumbents, fitted to the
+# Chance that a connection joining a busy direction overtakes the incumbents, fitted to the
 # network probe (benchmarks/network_baseline.py; docs/replay.md).
 DEFAULT_OVERTAKE = 0.25
 
