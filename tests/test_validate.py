@@ -136,7 +136,6 @@ def test_real_validation_writes_rows_summary_and_plot(tmp_path: Path):
     reused = json.loads((again / "validation.json").read_text())
     assert [r["measured"] for r in reused["rows"]] == [r["measured"] for r in data["rows"]]
     assert reused["contention_efficiency_source"] == "link probe"
-    assert 0.1 <= reused["contention_efficiency"] <= 1.0
     assert reused["prediction_link"]["contention_efficiency"] == reused["contention_efficiency"]
     probe = json.loads((again / "link-probe.json").read_text())
     assert probe["contention_efficiency"] == reused["contention_efficiency"]

@@ -92,7 +92,7 @@ def measured_link(graph: Any, bandwidth_bps: float | None, latency_s: float, con
                        contention_efficiency=contention_efficiency)
 
 
-def probe_contention_efficiency(request: ValidateRequest, profile_dir: Path, latency_s: float,
+def probe_contention_efficiency(request: ValidateRequest, graph: Any, latency_s: float,
                                 say: Any) -> dict[str, Any]:
     """Run the network-only link probe with the model's own step shape; return its JSON.
 
@@ -102,12 +102,10 @@ def probe_contention_efficiency(request: ValidateRequest, profile_dir: Path, lat
     on it: at 50mbit the fitted efficiency was 0.98 for 1.2 MB steps without compute and 0.93
     for 0.6 to 0.7 MB steps with 16 to 27 ms of it."""
     from replay import ReplaySettings, predict
-    from tracetool.graph_builder import build_stepgraph_from_path
     from tracetool.link_probe import probe_link
 
     m = request.measure
     counts = sorted(set(m.workers))
-    graph = build_stepgraph_from_path(profile_dir)
     link = measured_link(graph, m.bandwidth_bps, latency_s)
     one = predict(graph, [1], link, ReplaySettings(seeds=1))
     if request.from_link_probe is not None:
@@ -148,16 +146,14 @@ def _reused_link_probe(path: Path, bandwidth_bps: float, download_bytes: int, up
     return document
 
 
-def predicted_points(profile_dir: Path, workers: list[int], bandwidth_bps: float | None, latency_s: float,
-                     order: str, seeds: int, jobs: int, out_dir: Path,
+def predicted_points(graph: Any, profile_dir: Path, workers: list[int], bandwidth_bps: float | None,
+                     latency_s: float, order: str, seeds: int, jobs: int, out_dir: Path,
                      contention_efficiency: float = 1.0) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Build the step graph of the profile and replay it for each worker count, once with the
-    default sharing and once with fair sharing; return both predictions' JSON."""
+    """Replay the profile's step graph for each worker count, once with the default sharing and
+    once with fair sharing; keep the graph beside them and return both predictions' JSON."""
     from replay import ReplaySettings, predict
-    from tracetool.graph_builder import build_stepgraph_from_path
     from tracetool.stepgraph import save_stepgraph
 
-    graph = build_stepgraph_from_path(profile_dir)
     save_stepgraph(graph, out_dir / "graph.json")
     link = measured_link(graph, bandwidth_bps, latency_s, contention_efficiency)
     settings = ReplaySettings(seeds=seeds, jobs=jobs, **({"order": order} if order else {}))
@@ -357,13 +353,17 @@ def run_validate(request: ValidateRequest, progress: Any = None) -> Path:
     measured = measured_file if measured_file is not None else _measured(request, say)
     queue_delay_s = standing_queue_delay_s(measured)
     latency_s = (m.latency_s or 0.0) + queue_delay_s
-    probe = probe_contention_efficiency(request, profile_dir, latency_s, say) if request.probe_link else None
+    from tracetool.graph_builder import build_stepgraph_from_path
+
+    graph = build_stepgraph_from_path(profile_dir)
+    probe = probe_contention_efficiency(request, graph, latency_s, say) if request.probe_link else None
     if probe is not None:
         request = replace(request, contention_efficiency=probe["contention_efficiency"])
     say("predicting with the replay engine" + (f" (link latency: {queue_delay_s * 1e3:.1f} ms of shaped queue)"
                                                  if queue_delay_s else ""))
-    prediction, bound = predicted_points(profile_dir, list(m.workers), m.bandwidth_bps, latency_s, request.order,
-                                         request.seeds, request.jobs, out_dir, request.contention_efficiency)
+    prediction, bound = predicted_points(graph, profile_dir, list(m.workers), m.bandwidth_bps, latency_s,
+                                         request.order, request.seeds, request.jobs, out_dir,
+                                         request.contention_efficiency)
     rows = compare(prediction["points"], measured["points"], bound["points"])
     if not rows:
         raise ToolError("the prediction and the measurement share no worker count")
