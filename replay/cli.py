@@ -53,6 +53,7 @@ def cmd_predict(args: argparse.Namespace) -> int:
             max_streams=args.max_streams,
             seniority=args.seniority,
             overtake=args.overtake,
+            overtake_time_s=args.overtake_time,
             measured_steps=args.steps,
             warmup_steps=args.warmup,
             seeds=args.seeds,
@@ -126,8 +127,16 @@ def build_parser() -> argparse.ArgumentParser:
         "--overtake",
         type=float,
         default=None,
-        help="with --sharing seniority: chance that a connection joining a busy direction overtakes the incumbents "
-        "(default: measured value; 0: strict seniority)",
+        help="with --sharing seniority: the most chance that a connection joining a busy direction overtakes the "
+        "incumbents (default: measured value; 0: strict seniority)",
+    )
+    p.add_argument(
+        "--overtake-time",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="with --sharing seniority: the overtake chance is this over the time one step's transfers in a direction "
+        "take alone, capped by --overtake (default: measured value; inf: a constant --overtake)",
     )
     p.add_argument(
         "--order",

@@ -51,7 +51,14 @@ Models:
           perfect pipeline that keeps both directions busy; real connections take the lead from
           each other now and then, so at times all workers transfer in one direction while the
           other idles (the network probe: 8 to 16% of the time with three workers, next to none
-          with two). The probe fits it.
+          with two). How often depends on how long a step's transfers take: three TensorFlow
+          workers moving 0.1 s per direction lost 10-15% of the link to bunching, those moving
+          0.4-0.8 s kept their pipeline in every run. So the chance is
+          ``min(overtake, overtake_time_s / T)``, with ``T`` the time one step's transfers in that
+          direction take alone on the link (``overtake_time_s`` infinite: a constant chance). Both
+          are fitted to measured clusters (``benchmarks/overtake_fit.py``); the network probe
+          fits a constant for short transfers but keeps bunching for long ones where TensorFlow
+          does not.
 
 Models do not know about workers' steps, durations or lanes; the engine owns those.
 """
@@ -75,9 +82,12 @@ DEFAULT_SHARING = "seniority"
 # into turns, so the value matters little; 2 means the older of two connections gets two thirds.
 DEFAULT_SENIORITY = 2.0
 
-# Chance that a connection joining a busy direction overtakes the incumbents, fitted to the
-# network probe (benchmarks/network_baseline.py; docs/replay.md).
-DEFAULT_OVERTAKE = 0.25
+# Chance that a connection joining a busy direction overtakes the incumbents: at most
+# DEFAULT_OVERTAKE, and DEFAULT_OVERTAKE_TIME_S over the time one step's transfer in that direction
+# takes alone on the link. Fitted to the zoo's measured clusters, leaving one model out at a time
+# (benchmarks/overtake_fit.py; docs/replay.md).
+DEFAULT_OVERTAKE = 0.4
+DEFAULT_OVERTAKE_TIME_S = 0.04
 
 
 class SharingModel:
@@ -89,13 +99,14 @@ class SharingModel:
         raise NotImplementedError
 
     def new_download_link(self, capacity_bps: float, worker_capacity_bps: float, n_workers: int,
-                          rng: random.Random | None = None) -> Any:
+                          rng: random.Random | None = None, transfer_s: float | None = None) -> Any:
         """The PS-to-workers direction; the same policy as uploads unless a model says otherwise.
-        ``rng`` serves models with random events; each replay seed passes its own."""
+        ``rng`` serves models with random events; each replay seed passes its own. ``transfer_s``
+        is how long one step's transfers in this direction take alone on the link."""
         return self.new_link(capacity_bps, worker_capacity_bps, n_workers)
 
     def new_upload_link(self, capacity_bps: float, worker_capacity_bps: float, n_workers: int,
-                        rng: random.Random | None = None) -> Any:
+                        rng: random.Random | None = None, transfer_s: float | None = None) -> Any:
         """The workers-to-PS direction."""
         return self.new_link(capacity_bps, worker_capacity_bps, n_workers)
 
@@ -146,39 +157,56 @@ class SenioritySharing(FairSharing):
     name = "seniority"
 
     def __init__(self, seniority: float = DEFAULT_SENIORITY, max_streams: int | None = None,
-                 overtake: float = 0.0, fair_downloads: bool = False) -> None:
+                 overtake: float = 0.0, fair_downloads: bool = False, overtake_time_s: float = INF) -> None:
         if not (math.isfinite(seniority) and seniority >= 1.0):
             raise ValueError(f"--seniority must be a number of at least 1 (1 is fair sharing), got {seniority}")
         if not 0.0 <= overtake <= 1.0:
             raise ValueError(f"--overtake must be a probability in [0, 1], got {overtake:g}")
+        if not overtake_time_s > 0.0:
+            raise ValueError(f"--overtake-time must be a positive number of seconds (inf: a constant chance), "
+                             f"got {overtake_time_s:g}")
         super().__init__(max_streams)
         self.seniority = seniority
         self.overtake = overtake
         # The earlier model, kept for comparison: downloads shared fairly, seniority on uploads only.
         self.fair_downloads = fair_downloads
+        self.overtake_time_s = overtake_time_s
+
+    def overtake_chance(self, transfer_s: float | None) -> float:
+        """The chance for one direction whose step transfers take ``transfer_s`` alone.
+
+        Measured clusters with long transfers keep their pipeline far more steadily than short
+        ones: three workers moving 0.4-0.8 s per direction per step held the link 95-98% busy in
+        every run, those moving 0.1 s lost 10-15% to bunching. A constant chance per join cannot
+        give both; one that falls as ``overtake_time_s / transfer_s`` does (docs/replay.md)."""
+        if transfer_s is None or transfer_s <= 0.0 or math.isinf(self.overtake_time_s):
+            return self.overtake
+        return min(self.overtake, self.overtake_time_s / transfer_s)
 
     def new_download_link(self, capacity_bps: float, worker_capacity_bps: float, n_workers: int,
-                          rng: random.Random | None = None) -> Any:
+                          rng: random.Random | None = None, transfer_s: float | None = None) -> Any:
         if self.fair_downloads:
             return super().new_link(capacity_bps, worker_capacity_bps, n_workers)
-        return self._seniority_link(capacity_bps, worker_capacity_bps, n_workers, rng)
+        return self._seniority_link(capacity_bps, worker_capacity_bps, n_workers, rng, transfer_s)
 
     def new_upload_link(self, capacity_bps: float, worker_capacity_bps: float, n_workers: int,
-                        rng: random.Random | None = None) -> Any:
-        return self._seniority_link(capacity_bps, worker_capacity_bps, n_workers, rng)
+                        rng: random.Random | None = None, transfer_s: float | None = None) -> Any:
+        return self._seniority_link(capacity_bps, worker_capacity_bps, n_workers, rng, transfer_s)
 
     def _seniority_link(self, capacity_bps: float, worker_capacity_bps: float, n_workers: int,
-                        rng: random.Random | None) -> Any:
-        if self.overtake > 0.0 and rng is None:
+                        rng: random.Random | None, transfer_s: float | None) -> Any:
+        chance = self.overtake_chance(transfer_s)
+        if chance > 0.0 and rng is None:
             raise ValueError("seniority sharing with overtaking needs a random generator")
         return _SeniorityLink(capacity_bps, worker_capacity_bps, n_workers, self.max_streams, self.seniority,
-                              self.overtake, rng)
+                              chance, rng)
 
     def new_link(self, capacity_bps: float, worker_capacity_bps: float, n_workers: int) -> Any:
         return _SeniorityLink(capacity_bps, worker_capacity_bps, n_workers, self.max_streams, self.seniority)
 
     def describe(self) -> dict[str, Any]:
         return {"name": self.name, "seniority": self.seniority, "overtake": self.overtake,
+                "overtake_time_s": None if math.isinf(self.overtake_time_s) else self.overtake_time_s,
                 "fair_downloads": self.fair_downloads, "max_streams": self.max_streams}
 
 
@@ -192,7 +220,7 @@ SHARING_MODELS: dict[str, type[SharingModel]] = {
 
 def sharing_model(
     name: str | SharingModel, max_streams: int | None = None, seniority: float | None = None,
-    overtake: float | None = None,
+    overtake: float | None = None, overtake_time_s: float | None = None,
 ) -> SharingModel:
     if isinstance(name, SharingModel):
         return name
@@ -200,13 +228,16 @@ def sharing_model(
         raise ValueError(f"--seniority applies to --sharing seniority only, not '{name}'")
     if overtake is not None and name != "seniority":
         raise ValueError(f"--overtake applies to --sharing seniority only, not '{name}'")
+    if overtake_time_s is not None and name != "seniority":
+        raise ValueError(f"--overtake-time applies to --sharing seniority only, not '{name}'")
     if name in ("fair", "fair-per-transfer"):
         return SHARING_MODELS[name](max_streams)
     if name == "fifo":
         return FifoSharing()
     if name == "seniority":
         return SenioritySharing(DEFAULT_SENIORITY if seniority is None else seniority, max_streams,
-                                DEFAULT_OVERTAKE if overtake is None else overtake)
+                                DEFAULT_OVERTAKE if overtake is None else overtake,
+                                overtake_time_s=DEFAULT_OVERTAKE_TIME_S if overtake_time_s is None else overtake_time_s)
     raise ValueError(f"unknown sharing model '{name}'; choose from {', '.join(SHARING_MODELS)}")
 
 

@@ -68,6 +68,7 @@ class ReplaySettings:
     max_streams: int | None = None
     seniority: float | None = None  # with sharing "seniority"; None: the measured default
     overtake: float | None = None  # with sharing "seniority"; None: the measured default
+    overtake_time_s: float | None = None  # with sharing "seniority"; None: the measured default; inf: constant
     measured_steps: int = DEFAULT_MEASURED_STEPS
     warmup_steps: int = DEFAULT_WARMUP_STEPS
     seeds: int = DEFAULT_SEEDS
@@ -102,7 +103,7 @@ class Prediction:
         return {
             "model": model,
             "link": asdict(self.link),
-            "settings": asdict(self.settings),
+            "settings": _finite_settings(asdict(self.settings)),
             "calibration": self.calibration.to_json_dict(),
             "batch_size": self.batch_size,
             "download_bytes_per_step": self.download_bytes_per_step,
@@ -112,6 +113,11 @@ class Prediction:
             "wall_time_s": self.wall_time_s,
             "points": [asdict(p) for p in self.points],
         }
+
+
+def _finite_settings(settings: dict[str, Any]) -> dict[str, Any]:
+    """JSON has no infinity: a constant overtake chance is written as "inf"."""
+    return {k: ("inf" if isinstance(v, float) and math.isinf(v) else v) for k, v in settings.items()}
 
 
 def link_bound_steps_per_second(compiled: CompiledGraph, link: LinkConfig) -> float:
@@ -253,7 +259,8 @@ def _prepare(
     if settings.max_streams is not None and settings.max_streams < 1:
         raise ToolError(f"--max-streams must be at least 1, got {settings.max_streams}")
     try:
-        sharing = sharing_model(settings.sharing, settings.max_streams, settings.seniority, settings.overtake)
+        sharing = sharing_model(settings.sharing, settings.max_streams, settings.seniority, settings.overtake,
+                                settings.overtake_time_s)
         order = order_policy(settings.order)
     except ValueError as exc:
         raise ToolError(str(exc)) from None
@@ -291,7 +298,8 @@ def predict(
     compiled, link, sharing, order, calibration = _prepare(graph, link, settings)
     if isinstance(sharing, SenioritySharing):
         # record the values used, not "default"
-        settings = replace(settings, seniority=sharing.seniority, overtake=sharing.overtake)
+        settings = replace(settings, seniority=sharing.seniority, overtake=sharing.overtake,
+                           overtake_time_s=sharing.overtake_time_s)
     durations = DurationModel(compute_scale=calibration.compute_scale, deterministic=settings.deterministic)
     one_step = one_step_time_s(compiled, link, sharing=sharing, order=order, compute_scale=calibration.compute_scale)
     batch_size = int(graph.model.get("batch_size") or 0)

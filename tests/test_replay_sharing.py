@@ -9,6 +9,7 @@ import pytest
 
 from replay.sharing import (
     DEFAULT_OVERTAKE,
+    DEFAULT_OVERTAKE_TIME_S,
     FairSharing,
     FifoSharing,
     SenioritySharing,
@@ -248,3 +249,42 @@ def test_connections_count_workers_with_data_in_flight(model, expected):
             link.pop_finished(link.next_time())
         counts.append(link.connections())
         assert counts == expected, direction
+
+
+def test_overtake_chance_falls_with_the_time_a_step_transfers_alone():
+    """The chance is the overtake time over the step's transfer time, capped by ``overtake``: long
+    transfers (0.8 s) are hardly ever overtaken, short ones (50 ms) at the cap."""
+    model = SenioritySharing(2.0, overtake=0.4, overtake_time_s=0.04)
+    assert model.overtake_chance(0.8) == pytest.approx(0.05)
+    assert model.overtake_chance(0.2) == pytest.approx(0.2)
+    assert model.overtake_chance(0.05) == pytest.approx(0.4)
+    assert model.overtake_chance(None) == pytest.approx(0.4)
+    assert SenioritySharing(2.0, overtake=0.3).overtake_chance(0.8) == pytest.approx(0.3)  # constant by default
+
+
+def test_a_link_for_long_transfers_is_overtaken_less_often():
+    """Measured end to end on the link: with the step's transfer at 0.8 s alone, a joining
+    connection wins about 5% of the time instead of the cap's 40%."""
+    rng = random.Random(11)
+    model = SenioritySharing(3.0, overtake=0.4, overtake_time_s=0.04)
+    wins = {0.05: 0, 0.8: 0}
+    for transfer_s in wins:
+        for _ in range(2000):
+            link = model.new_upload_link(100.0, 100.0, 2, rng=rng, transfer_s=transfer_s)
+            finished = drain(link, [(0.0, 0, 0, 100.0), (0.5, 1, 0, 100.0)])
+            wins[transfer_s] += finished[(1, 0)] < finished[(0, 0)]
+    assert 0.36 < wins[0.05] / 2000 < 0.44
+    assert 0.03 < wins[0.8] / 2000 < 0.07
+
+
+@pytest.mark.parametrize("bad", [0.0, -0.04, float("nan")])
+def test_overtake_time_that_is_not_positive_is_refused(bad: float):
+    with pytest.raises(ValueError, match="--overtake-time must be a positive number"):
+        SenioritySharing(2.0, overtake=0.3, overtake_time_s=bad)
+
+
+def test_default_overtake_time_applies_to_seniority_only():
+    assert sharing_model("seniority").overtake_time_s == DEFAULT_OVERTAKE_TIME_S
+    assert sharing_model("seniority", overtake_time_s=math.inf).overtake_chance(5.0) == DEFAULT_OVERTAKE
+    with pytest.raises(ValueError, match="--overtake-time applies to --sharing seniority only"):
+        sharing_model("fifo", overtake_time_s=0.1)
