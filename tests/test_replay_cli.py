@@ -83,6 +83,23 @@ def test_impossible_contention_efficiency_is_one_line_error(tmp_path: Path, grap
     assert not out.exists()
 
 
+@pytest.mark.parametrize(("args", "word"), [(["--overtake-time=0"], "--overtake-time"),
+                                           (["--sharing=fair", "--overtake-time=0.1"], "--overtake-time")])
+def test_impossible_overtake_time_is_one_line_error(tmp_path: Path, graph_file: Path, args: list[str], word: str):
+    out = tmp_path / "out"
+    assert_one_line_error(run_replay("predict", str(graph_file), "--bandwidth=100mbit", *args, "--out", str(out)), word)
+    assert not out.exists()
+
+
+def test_constant_overtake_chance_is_recorded_as_inf(tmp_path: Path, graph_file: Path, capsys):
+    """JSON has no infinity; a constant chance (--overtake-time inf) is written as "inf"."""
+    out = tmp_path / "out"
+    assert main(["predict", str(graph_file), "--workers", "2", "--bandwidth", "100mbit", "--overtake-time", "inf",
+                 "--seeds", "1", "--steps", "5", "--out", str(out)]) == 0
+    settings = json.loads((out / "prediction.json").read_text())["settings"]
+    assert settings["overtake_time_s"] == "inf" and settings["overtake"] == pytest.approx(0.4)
+
+
 def test_zero_workers_is_one_line_error(tmp_path: Path, graph_file: Path, capsys):
     """--workers 0 is refused with exit code 2."""
     out = tmp_path / "out"
