@@ -29,6 +29,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from replay.sharing import DEFAULT_OVERTAKE, DEFAULT_OVERTAKE_TIME_S  # noqa: E402
 from replay.sweep import ReplaySettings, predict  # noqa: E402
 from tracetool.stepgraph import load_stepgraph  # noqa: E402
 from tracetool.validate import measured_link  # noqa: E402
@@ -104,8 +105,10 @@ def main() -> None:
                  "run tracetool validate first")
     for constant in (0.25,):
         print(f"constant chance {constant}: " + summary([p.error_at(constant, math.inf) for p in points]))
+    print(f"the replay's default, min({DEFAULT_OVERTAKE:g}, {DEFAULT_OVERTAKE_TIME_S * 1e3:g} ms / T): "
+          + summary([p.error_at(DEFAULT_OVERTAKE, DEFAULT_OVERTAKE_TIME_S) for p in points]))
     cap, time_s = fit(points)
-    print(f"fitted law: chance = min({cap:g}, {time_s * 1e3:g} ms / T): "
+    print(f"best fit: chance = min({cap:g}, {time_s * 1e3:g} ms / T): "
           + summary([p.error_at(cap, time_s) for p in points]))
     for p in points:
         print(f"  {p.model:<10} {p.bandwidth:>8} N={p.workers} T={p.transfer_s * 1e3:4.0f} ms "
