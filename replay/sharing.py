@@ -73,8 +73,8 @@ from typing import Any
 INF = math.inf
 
 # The default model. Measured clusters take turns on the link, which ``seniority`` reproduces and
-# ``fair`` never does: over 41 validation points with the CPU not the bottleneck, median |error|
-# 2.0% against 17.7% (docs/measure.md).
+# ``fair`` never does: over 49 validation points with the CPU not the bottleneck, median |error|
+# 2.0% against 18.1% (docs/measure.md).
 DEFAULT_SHARING = "seniority"
 
 # Weight of a connection relative to the next younger one under ``seniority`` sharing.
