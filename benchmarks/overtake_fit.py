@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +30,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from validation_table import CPU_SHARE_OF_MACHINE  # noqa: E402
+
+from replay.compiled import compile_graph  # noqa: E402
 from replay.sharing import DEFAULT_OVERTAKE, DEFAULT_OVERTAKE_TIME_S  # noqa: E402
 from replay.sweep import ReplaySettings, predict  # noqa: E402
 from tracetool.stepgraph import load_stepgraph  # noqa: E402
@@ -37,7 +41,6 @@ from tracetool.validate import measured_link  # noqa: E402
 CHANCES = np.round(np.arange(0.0, 0.51, 0.05), 3)
 TIMES_S = np.round(np.arange(0.005, 0.0801, 0.005), 3)
 CAPS = (0.25, 0.3, 0.35, 0.4, 0.5)
-CPU_SHARE_OF_MACHINE = 0.5  # as benchmarks/validation_table.py: above it workers' bursts collide
 
 
 @dataclass(frozen=True)
@@ -61,7 +64,7 @@ def replay_points(folder: Path, seeds: int, jobs: int) -> list[Point]:
         graph = load_stepgraph(path.parent / "graph.json")
         link = measured_link(graph, doc["bandwidth_bps"], doc["queue_delay_s"], doc.get("contention_efficiency", 1.0))
         rows = [r for r in doc["rows"] if r["workers"] > 1
-                and r["cpu_cores"] < CPU_SHARE_OF_MACHINE * (r.get("machine_cores") or 2)]
+                and r["cpu_cores"] < CPU_SHARE_OF_MACHINE * (r.get("machine_cores") or os.cpu_count() or 1)]
         if not rows:
             continue
         workers = sorted(r["workers"] for r in rows)
@@ -69,7 +72,8 @@ def replay_points(folder: Path, seeds: int, jobs: int) -> list[Point]:
         for chance in CHANCES:
             settings = ReplaySettings(seeds=seeds, jobs=jobs, overtake=float(chance), overtake_time_s=math.inf)
             table.append({p.workers: p.steps_per_second for p in predict(graph, workers, link, settings).points})
-        transfer_s = 8.0 * doc["link_probe"]["download_bytes"] / link.download_payload_bps()
+        # as the replay engine reckons it for the download direction
+        transfer_s = 8.0 * compile_graph(graph).download_bytes / link.download_payload_bps()
         name = Path(doc["model"]).stem
         print(f"replayed {name} at {doc['bandwidth_bps'] / 1e6:g} Mbit/s ({transfer_s * 1e3:.0f} ms per direction)",
               flush=True)
