@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from replay.sharing import DEFAULT_SHARING
+from tracetool.cli_support import OneLineParser, run_command
 from tracetool.errors import ToolError
 
 
@@ -76,7 +77,7 @@ def build_parser() -> argparse.ArgumentParser:
     from replay.run import TIMELINE_EVENT_BUDGET, TIMELINE_STEPS
     from replay.sweep import DEFAULT_MEASURED_STEPS, DEFAULT_SEEDS, DEFAULT_WARMUP_STEPS, default_jobs
 
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="replay",
         description="Predict asynchronous parameter-server training throughput for N workers by replaying a "
         "single-worker step graph (made by 'tracetool graph') on a shared PS link.",
@@ -193,18 +194,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    try:
-        return args.func(args)
-    except ToolError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("error: interrupted", file=sys.stderr)
-        return 130
-    except BrokenPipeError:
-        # The reader of our output went away (e.g. '| head'); the files are written already.
-        sys.stderr.close()
-        return 0
+    return run_command(args.func, args)
 
 
 if __name__ == "__main__":

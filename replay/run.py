@@ -6,6 +6,7 @@ writes everything; the CLI only parses arguments into a ``PredictRequest``.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from replay.report import format_table, write_outputs
 from replay.sweep import Prediction, ReplaySettings, check_workers, predict, record_timeline
 from replay.timeline import chrome_trace
 from tracetool.errors import ToolError
+from tracetool.outputs import check_output_folder, output_folder
 from tracetool.stepgraph import load_stepgraph
 
 # Timelines hold the first few steps; past this many op events they hold fewer steps.
@@ -51,10 +53,11 @@ def timeline_steps_for(workers: int, nodes: int, wanted: int = TIMELINE_STEPS) -
 def run_predict(request: PredictRequest) -> PredictOutcome:
     """Predict throughput for every worker count and write the report files into ``out_dir``."""
     workers = check_workers(request.workers)
+    if request.settings.seed < 0:
+        raise ToolError(f"--seed {request.settings.seed}: seeds are whole numbers of 0 or more")
     if request.timeline_steps < 1:
         raise ToolError(f"--timeline-steps {request.timeline_steps}: a timeline shows at least 1 step per worker")
-    if request.out_dir.exists() and not request.out_dir.is_dir():
-        raise ToolError(f"--out {request.out_dir} exists and is not a folder")
+    check_output_folder(request.out_dir)
     graph = load_stepgraph(request.graph_path)
     link = target_link(graph, request.bandwidth_bps, request.latency_s, request.worker_bandwidth_bps, request.mtu,
                        request.contention_efficiency)
@@ -81,5 +84,7 @@ def run_predict(request: PredictRequest) -> PredictOutcome:
                     "compute_scale": prediction.calibration.compute_scale,
                 },
             )
-    files = write_outputs(request.out_dir, prediction, timelines)
+    out_dir = Path(os.path.abspath(request.out_dir))
+    with output_folder(out_dir, "replay predict") as staging:
+        files = [out_dir / path.relative_to(staging) for path in write_outputs(staging, prediction, timelines)]
     return PredictOutcome(prediction, format_table(prediction), files)

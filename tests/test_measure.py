@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -234,3 +235,54 @@ def test_killed_measurement_leaves_nothing_behind(sig: int, tmp_path: Path):
     alive = [pid for pid in task_pids if Path(f"/proc/{pid}").exists()]
     assert alive == []
     assert not (tmp_path / "m" / "measured.json").exists()
+
+
+def _algorithm_the_host_does_not_allow() -> str | None:
+    sysctl = Path("/proc/sys/net/ipv4")
+    available = (sysctl / "tcp_available_congestion_control").read_text().split()
+    allowed = (sysctl / "tcp_allowed_congestion_control").read_text().split()
+    return next((a for a in available if a not in allowed), None)
+
+
+@pytest.mark.cluster
+@needs_root
+def test_sigkilled_measurement_is_cleaned_up_by_the_next_run(tmp_path: Path):
+    """SIGKILL gives a run no chance to clean up: its tasks die with it at once, and the next run removes
+    its namespaces, spec folder and staging folder and puts back the host setting it changed."""
+    allowed_file = Path("/proc/sys/net/ipv4/tcp_allowed_congestion_control")
+    allowed_before = allowed_file.read_text()
+    algorithm = _algorithm_the_host_does_not_allow() or "cubic"
+    out = tmp_path / "m"
+    common = ("measure", "--model", "mlp", "--model-arg", "width=64", "--batch-size", "8", "--workers", "1",
+              "--bandwidth", "100mbit", "--tcp-congestion-control", algorithm, "--out", str(out))
+    proc = subprocess.Popen(tracetool_argv(*common, "--duration", "30"), stderr=subprocess.PIPE, text=True,
+                            cwd=REPO_ROOT)
+    assert proc.stderr is not None
+    for line in proc.stderr:
+        if "started 1 PS" in line:
+            break
+    time.sleep(1.0)
+    task_pids = {pid for name in _namespaces_of(proc.pid) for pid in netns.namespace_pids(name)}
+    assert len(task_pids) >= 2
+    proc.kill()
+    proc.wait()
+    deadline = time.monotonic() + 5
+    while any(Path(f"/proc/{pid}").exists() for pid in task_pids) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert [pid for pid in task_pids if Path(f"/proc/{pid}").exists()] == []  # died with their parent
+    left = {
+        "namespaces": _namespaces_of(proc.pid),
+        "spec folders": list(Path(tempfile.gettempdir()).glob(f"tfsim-spec-{proc.pid}-*")),
+        "staging folders": list(tmp_path.glob(f".m.tfsim-partial-{proc.pid}-*")),
+    }
+    assert all(left.values()), left  # what a killed run leaves, until the next run
+    if allowed_before.split() != allowed_file.read_text().split():
+        assert algorithm in allowed_file.read_text().split()
+    result = subprocess.run(tracetool_argv(*common, "--duration", "2"), capture_output=True, text=True,
+                            cwd=REPO_ROOT, timeout=180)
+    assert result.returncode == 0, result.stderr
+    assert _namespaces_of(proc.pid) == []
+    assert list(Path(tempfile.gettempdir()).glob(f"tfsim-spec-{proc.pid}-*")) == []
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m"]
+    assert (out / "measured.json").is_file()
+    assert allowed_file.read_text().split() == allowed_before.split()

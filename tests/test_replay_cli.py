@@ -12,6 +12,7 @@ import pytest
 from replay.cli import main
 from replay.synthetic import chain_graph
 from tests.conftest import REPO_ROOT
+from tracetool.outputs import MARKER_FILE
 from tracetool.stepgraph import save_stepgraph
 
 
@@ -159,7 +160,7 @@ def test_predict_writes_prediction_plot_and_timelines(tmp_path: Path, graph_file
     assert (out / "throughput.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     for n in (1, 2, 4):
         assert "traceEvents" in json.loads((out / f"timeline-{n}.json").read_text())
-    assert not [p for p in out.iterdir() if p.name.startswith(".")]
+    assert [p.name for p in out.iterdir() if p.name.startswith(".")] == [MARKER_FILE]  # no temporary files
 
 
 def test_parallel_jobs_give_the_same_points_as_one_job(graph_file: Path):

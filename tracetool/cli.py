@@ -8,6 +8,7 @@ import shlex
 import sys
 from pathlib import Path
 
+from tracetool.cli_support import OneLineParser, run_command
 from tracetool.errors import ToolError
 
 
@@ -46,10 +47,14 @@ def cmd_profile(args: argparse.Namespace) -> int:
 
 def cmd_graph(args: argparse.Namespace) -> int:
     from tracetool.graph_builder import build_stepgraph_from_path
+    from tracetool.outputs import check_output_file, register_written_file
     from tracetool.stepgraph import save_stepgraph
 
+    out = Path(args.out)
+    check_output_file(out)
     graph = build_stepgraph_from_path(Path(args.input))
-    save_stepgraph(graph, Path(args.out))
+    save_stepgraph(graph, out)
+    register_written_file(out)
     downloads = graph.bytes_of_kind("download")
     uploads = graph.bytes_of_kind("upload")
     print(
@@ -70,7 +75,7 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="tracetool",
         description="Profile a TensorFlow model on one worker and one PS, and turn its traces into a step graph.",
     )
@@ -144,14 +149,7 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     parser = build_parser()
     args = parser.parse_args(argv)
-    try:
-        return args.func(args)
-    except ToolError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("error: interrupted; all processes and namespaces were cleaned up", file=sys.stderr)
-        return 130
+    return run_command(args.func, args, interrupted="interrupted; all processes and namespaces were cleaned up")
 
 
 if __name__ == "__main__":

@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from threading import Thread
 
-from tracetool import netns
+from tracetool import leftovers, netns
 from tracetool.errors import ToolError
 from tracetool.processes import TaskGroup, TaskProcess, python_module_argv
 from tracetool.task_spec import TaskSpec
@@ -63,7 +63,7 @@ class LocalCluster:
         self.namespace = netns.new_namespace_name("local") if self.isolate else ""
         self.group = TaskGroup()
         self.events: queue.Queue[tuple[str, dict]] = queue.Queue()
-        self._tmp = tempfile.TemporaryDirectory(prefix="tfsim-spec-")
+        self._tmp = tempfile.TemporaryDirectory(prefix=leftovers.spec_folder_prefix())
         self.worker_tasks: list[TaskProcess] = []
 
     def cluster_addresses(self) -> dict[str, list[str]]:
@@ -78,8 +78,8 @@ class LocalCluster:
         }
 
     def __enter__(self) -> LocalCluster:
+        leftovers.clean_after_killed_runs()
         if self.isolate:
-            netns.clean_stale_namespaces()
             netns.create_namespace(self.namespace)
         self.group.__enter__()
         return self

@@ -31,6 +31,7 @@ from tracetool.stepgraph import (
     StepGraph,
     StepNode,
 )
+from tracetool.trace_formats import refuse_foreign_by_name
 from tracetool.trace_records import (
     OpRecord,
     StepTrace,
@@ -346,6 +347,7 @@ def build_stepgraph(traces: list[StepTrace], meta: dict[str, Any] | None = None,
 
 
 def _read_trace_file(path: Path) -> StepTrace:
+    refuse_foreign_by_name(path)
     name = path.name.lower()
     if name.endswith((".pb", ".pbtxt")):
         from tracetool.read_runmetadata import read_runmetadata

@@ -30,6 +30,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from tracetool.errors import ToolError
+from tracetool.parent_death import DIE_WITH_PARENT_CODE, child_environment
 from tracetool.topology import DEFAULT_TCP_CONGESTION_CONTROL, ShapedTopology
 
 PORT = 5001
@@ -172,15 +173,17 @@ def probe_point(bandwidth_bps: float, download_bytes: int, upload_bytes: int, wo
                 tcp_congestion_control: str = DEFAULT_TCP_CONGESTION_CONTROL) -> ProbePoint:
     """One worker count on a fresh shaped topology; every process ends with the call."""
     with ShapedTopology(workers, bandwidth_bps, tcp_congestion_control) as topo:
-        ps = subprocess.Popen(topo.command_in("ps", 0, [sys.executable, "-c", PS_CODE, str(download_bytes),
-                                                        str(upload_bytes), str(workers), str(PORT)]))
+        ps = subprocess.Popen(topo.command_in("ps", 0, [sys.executable, "-c", DIE_WITH_PARENT_CODE + PS_CODE,
+                                                        str(download_bytes), str(upload_bytes), str(workers),
+                                                        str(PORT)]), env=child_environment())
         procs: list[subprocess.Popen] = [ps]
         try:
             time.sleep(0.5)
             worker_procs = [
                 subprocess.Popen(topo.command_in("worker", i, [
-                    sys.executable, "-c", WORKER_CODE, topo.ps.address, str(download_bytes), str(upload_bytes),
-                    str(duration_s), str(warmup_s), str(PORT), str(compute_s)]), stdout=subprocess.PIPE, text=True)
+                    sys.executable, "-c", DIE_WITH_PARENT_CODE + WORKER_CODE, topo.ps.address, str(download_bytes),
+                    str(upload_bytes), str(duration_s), str(warmup_s), str(PORT), str(compute_s)]),
+                    stdout=subprocess.PIPE, text=True, env=child_environment())
                 for i in range(workers)
             ]
             procs += worker_procs

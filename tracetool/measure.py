@@ -24,12 +24,12 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from tracetool import netns
+from tracetool import leftovers, netns
 from tracetool.atomic_files import write_json_atomically
 from tracetool.cluster import LocalCluster
 from tracetool.errors import ToolError
@@ -37,7 +37,9 @@ from tracetool.machine_facts import machine_facts
 from tracetool.measure_repeats import combine_runs, runs_to_try
 from tracetool.measure_stats import rate_stats
 from tracetool.model_loader import check_model_name
+from tracetool.outputs import check_output_folder, output_folder
 from tracetool.processes import TaskGroup, python_module_argv
+from tracetool.resources import check_cluster_fits
 from tracetool.task_spec import OPTIMIZERS, TaskSpec
 from tracetool.topology import (
     DEFAULT_TCP_CONGESTION_CONTROL,
@@ -60,6 +62,10 @@ CPU_SATURATION_FRACTION = 0.85
 STEAL_LIMIT_CORES = 0.2
 
 TRACES_DIR = "traces"
+# Bounds that keep a run finite: an hour per window, and traced steps that fit on a disk
+# (a traced step of the zoo's largest graph is 0.7 MB of RunMetadata and timeline).
+MAX_DURATION_S = 3600.0
+MAX_TRACED_STEPS = 1000
 
 
 @dataclass(frozen=True)
@@ -87,22 +93,21 @@ class MeasureRequest:
             raise ToolError(f"--batch-size must be at least 1, got {self.batch_size}")
         if not self.workers or min(self.workers) < 1:
             raise ToolError("--workers must list worker counts of at least 1, e.g. 1,2,3,4")
-        if self.duration_s < 2.0:
-            raise ToolError(f"--duration must be at least 2 seconds, got {self.duration_s:g}")
+        if not 2.0 <= self.duration_s <= MAX_DURATION_S:
+            raise ToolError(f"--duration must be between 2 and {MAX_DURATION_S:g} seconds, got {self.duration_s:g}")
         if self.warmup_steps < 0:
             raise ToolError("--warmup must be >= 0")
         if not 1 <= self.repeats <= 30:
             raise ToolError(f"--repeats must be between 1 and 30, got {self.repeats}")
-        if self.trace_steps < 0:
-            raise ToolError(f"--trace-steps must be zero or more, got {self.trace_steps}")
+        if not 0 <= self.trace_steps <= MAX_TRACED_STEPS:
+            raise ToolError(f"--trace-steps must be between 0 and {MAX_TRACED_STEPS}, got {self.trace_steps}")
         if self.optimizer not in OPTIMIZERS:
             raise ToolError(f"unknown optimizer '{self.optimizer}'; choose one of {', '.join(OPTIMIZERS)}")
         if self.intra_op_threads < 1 or self.inter_op_threads < 1:
             raise ToolError("thread counts must be at least 1")
         if self.bandwidth_bps:
             netns.check_tcp_congestion_control(self.tcp_congestion_control)
-        if self.out_dir.exists() and not self.out_dir.is_dir():
-            raise ToolError(f"--out {self.out_dir} exists and is not a directory")
+        check_cluster_fits(max(self.workers), "--workers")
 
     def task_spec(self, cluster: dict[str, list[str]], trace: bool = True) -> TaskSpec:
         """The tasks' instructions; ``trace=False`` skips the traced steps (repeats after the first)."""
@@ -129,10 +134,11 @@ def parse_worker_counts(text: str) -> tuple[int, ...]:
         part = part.strip()
         lo, dash, hi = part.partition("-")
         try:
-            values = range(int(lo), int(hi) + 1) if dash else [int(part)]
+            bounds = (int(lo), int(hi)) if dash else (int(part), int(part))
         except ValueError:
             raise ToolError(f"bad --workers '{text}': give counts like 1,2,3,4 or 1-4") from None
-        counts.update(values)
+        check_cluster_fits(max(bounds), "--workers")  # before a huge range is spelled out
+        counts.update(range(bounds[0], bounds[1] + 1))
     if not counts or min(counts) < 1:
         raise ToolError(f"bad --workers '{text}': every worker count must be at least 1")
     return tuple(sorted(counts))
@@ -407,6 +413,21 @@ def measure_point(request: MeasureRequest, workers: int, topology: ShapedTopolog
     return point
 
 
+def _document_head(request: MeasureRequest) -> dict[str, Any]:
+    """The first fields of measured.json: what was measured, local or on real hosts."""
+    return {
+        "schema": SCHEMA,
+        "schema_version": SCHEMA_VERSION,
+        "model": request.model,
+        "batch_size": request.batch_size,
+        "optimizer": request.optimizer,
+        "model_kwargs": request.model_kwargs,
+        "bandwidth_bps": request.bandwidth_bps,
+        "latency_s": request.latency_s,
+        "latency_emulated": False,
+    }
+
+
 def latency_note(request: MeasureRequest) -> str | None:
     if request.latency_s is None:
         return None
@@ -419,18 +440,20 @@ def run_measure(request: MeasureRequest, progress: ProgressFn | None = None) -> 
     """Measure every worker count; return the path of ``measured.json``."""
     request.check()
     netns.require_namespaces()
+    check_output_folder(request.out_dir)
     say = progress or (lambda text: print(text, file=sys.stderr, flush=True))
     note = latency_note(request)
     if note:
         say(f"warning: {note}")
-    out_path = request.out_dir.resolve() / MEASURED_FILE
+    out_dir = Path(os.path.abspath(request.out_dir))
     network = (f"per-task namespaces on a bridge, PS link shaped to {format_bandwidth(request.bandwidth_bps)} "
                f"both ways (tbf), TCP {request.tcp_congestion_control}"
                if request.bandwidth_bps else "one loopback-only namespace, unshaped")
     started = time.monotonic()
     points = []
     shaping: dict[str, Any] | None = None
-    with interrupt_on_sigterm():
+    with interrupt_on_sigterm(), output_folder(out_dir, "tracetool measure") as staging:
+        request = replace(request, out_dir=staging)  # traced steps go into the staging folder too
         topology = (ShapedTopology(max(request.workers), request.bandwidth_bps, request.tcp_congestion_control)
                     if request.bandwidth_bps else None)
         try:
@@ -458,50 +481,61 @@ def run_measure(request: MeasureRequest, progress: ProgressFn | None = None) -> 
         finally:
             if topology is not None:
                 topology.__exit__(None, None, None)
-    document = {
-        "schema": SCHEMA,
-        "schema_version": SCHEMA_VERSION,
-        "model": request.model,
-        "batch_size": request.batch_size,
-        "optimizer": request.optimizer,
-        "model_kwargs": request.model_kwargs,
-        "bandwidth_bps": request.bandwidth_bps,
-        "latency_s": request.latency_s,
-        "latency_emulated": False,
-        "network": network,
-        "shaping": shaping,
-        "duration_s": request.duration_s,
-        "repeats": request.repeats,
-        "warmup_steps": request.warmup_steps,
-        "intra_op_threads": request.intra_op_threads,
-        "inter_op_threads": request.inter_op_threads,
-        "cpu_saturated": any(p["cpu_saturated"] for p in points),
-        "cpu_saturation_threshold_cores": CPU_SATURATION_FRACTION * (os.cpu_count() or 1),
-        "points": points,
-        "notes": [n for n in [note] if n],
-        **machine_facts(),
-        "measure_wall_time_s": time.monotonic() - started,
-        "command_line": request.command_line,
-        "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-    }
-    write_json_atomically(out_path, document)
+        document = {
+            **_document_head(request),
+            "network": network,
+            "shaping": shaping,
+            "duration_s": request.duration_s,
+            "repeats": request.repeats,
+            "warmup_steps": request.warmup_steps,
+            "intra_op_threads": request.intra_op_threads,
+            "inter_op_threads": request.inter_op_threads,
+            "cpu_saturated": any(p["cpu_saturated"] for p in points),
+            "cpu_saturation_threshold_cores": CPU_SATURATION_FRACTION * (os.cpu_count() or 1),
+            "points": points,
+            "notes": [n for n in [note] if n],
+            **machine_facts(),
+            "measure_wall_time_s": time.monotonic() - started,
+            "command_line": request.command_line,
+            "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        }
+        write_json_atomically(staging / MEASURED_FILE, document)
     if document["cpu_saturated"]:
         saturated = [str(p["workers"]) for p in points if p["cpu_saturated"]]
         say(f"warning: CPU saturated at {', '.join(saturated)} worker(s); those points measure this machine's "
             "CPU, not the PS link (cpu_saturated in the file)")
-    return out_path
+    return out_dir / MEASURED_FILE
+
+
+def _read_json_file(path: Path, what: str, expected: str) -> Any:
+    """Parse a JSON input; a missing, unreadable, binary or malformed file is one line naming it."""
+    path = Path(path)
+    if not path.is_file():
+        raise ToolError(f"{what} {path} {'is a folder' if path.is_dir() else 'does not exist'}; give {expected}")
+    try:
+        return json.loads(path.read_bytes())
+    except OSError as exc:
+        raise ToolError(f"cannot read {what} {path} ({exc.strerror}); give {expected}") from None
+    except ValueError:  # JSONDecodeError and UnicodeDecodeError (a binary file) alike
+        raise ToolError(f"{what} {path} is not JSON; give {expected}") from None
 
 
 def load_measured(path: Path) -> dict[str, Any]:
+    data = _read_json_file(path, "measurements", "a measured.json written by 'tracetool measure'")
+    if not isinstance(data, dict) or data.get("schema") != SCHEMA or data.get("schema_version") != SCHEMA_VERSION:
+        raise ToolError(f"{path} is not a {SCHEMA} version {SCHEMA_VERSION} file; give a measured.json written by "
+                        "'tracetool measure'")
+    if not isinstance(data.get("points"), list) or not all(isinstance(p, dict) for p in data["points"]):
+        raise ToolError(f"{path} is a damaged measured.json (its points are not a list of objects); measure again")
     try:
-        data = json.loads(Path(path).read_text())
-    except (OSError, json.JSONDecodeError) as exc:
-        raise ToolError(f"cannot read measurements {path}: {exc}") from None
-    if data.get("schema") != SCHEMA or data.get("schema_version") != SCHEMA_VERSION:
-        raise ToolError(f"{path} is not a {SCHEMA} version {SCHEMA_VERSION} file")
-    # Repeated points are folded again from their runs, so every reader applies the same rules.
-    data["points"] = [combine_runs(p["runs"], data["batch_size"]) if len(p.get("runs", [])) > 1 else p
-                      for p in data.get("points", [])]
+        # Repeated points are folded again from their runs, so every reader applies the same rules.
+        data["points"] = [combine_runs(p["runs"], data["batch_size"]) if len(p.get("runs", [])) > 1 else p
+                          for p in data["points"]]
+        for point in data["points"]:
+            int(point["workers"]), float(point["steps_per_second"]), float(point["steps_per_second_ci95"])
+        str(data["model"]), int(data["batch_size"])
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ToolError(f"{path} is a damaged measured.json ({type(exc).__name__}: {exc}); measure again") from None
     return data
 
 
@@ -509,12 +543,10 @@ def load_measured(path: Path) -> dict[str, Any]:
 
 def load_cluster_file(path: Path) -> dict[str, list[str]]:
     """``{"ps": ["host:port"], "worker": ["host:port", ...]}``, as in TF_CONFIG's cluster."""
-    try:
-        data = json.loads(Path(path).read_text())
-    except (OSError, json.JSONDecodeError) as exc:
-        raise ToolError(f"cannot read cluster file {path}: {exc}") from None
-    cluster = data.get("cluster", data)
-    if not isinstance(cluster, dict) or not cluster.get("ps") or not cluster.get("worker"):
+    data = _read_json_file(path, "cluster file", 'a JSON file {"ps": ["host:port"], "worker": ["host:port", ...]}')
+    cluster = data.get("cluster", data) if isinstance(data, dict) else None
+    if not isinstance(cluster, dict) or not all(isinstance(cluster.get(job), list) and cluster[job]
+                                                for job in ("ps", "worker")):
         raise ToolError(f"cluster file {path} needs 'ps' and 'worker' lists of host:port addresses")
     if len(cluster["ps"]) != 1:
         raise ToolError(f"cluster file {path}: exactly one PS address is supported, got {len(cluster['ps'])}")
@@ -530,13 +562,16 @@ def measure_on_host(request: MeasureRequest, cluster_path: Path, job: str, task_
     """
     request.check()
     cluster = load_cluster_file(cluster_path)
+    if task_index == 0 and job == "worker":
+        check_output_folder(request.out_dir)
     say = progress or (lambda text: print(text, file=sys.stderr, flush=True))
     if job not in ("ps", "worker"):
         raise ToolError(f"--job must be ps or worker, got '{job}'")
     if not 0 <= task_index < len(cluster[job]):
         raise ToolError(f"--task-index {task_index} is outside the {len(cluster[job])} {job} address(es)")
     spec = request.task_spec(cluster)
-    with tempfile.TemporaryDirectory(prefix="tfsim-spec-") as tmp, interrupt_on_sigterm(), TaskGroup() as group:
+    spec_folder = tempfile.TemporaryDirectory(prefix=leftovers.spec_folder_prefix())
+    with spec_folder as tmp, interrupt_on_sigterm(), TaskGroup() as group:
         spec_path = Path(tmp) / "spec.json"
         spec.save(spec_path)
         task = group.start(f"{job} task {task_index}", python_module_argv(
@@ -578,15 +613,7 @@ def measure_on_host(request: MeasureRequest, cluster_path: Path, job: str, task_
     point["cpu_this_host"] = cpu
     say(describe_point(point))
     document = {
-        "schema": SCHEMA,
-        "schema_version": SCHEMA_VERSION,
-        "model": request.model,
-        "batch_size": request.batch_size,
-        "optimizer": request.optimizer,
-        "model_kwargs": request.model_kwargs,
-        "bandwidth_bps": request.bandwidth_bps,
-        "latency_s": request.latency_s,
-        "latency_emulated": False,
+        **_document_head(request),
         "network": f"real hosts from {cluster_path}",
         "cluster": cluster,
         "duration_s": request.duration_s,
@@ -600,9 +627,10 @@ def measure_on_host(request: MeasureRequest, cluster_path: Path, job: str, task_
         "command_line": request.command_line,
         "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
-    out_path = request.out_dir.resolve() / MEASURED_FILE
-    write_json_atomically(out_path, document)
-    return out_path
+    out_dir = Path(os.path.abspath(request.out_dir))
+    with output_folder(out_dir, "tracetool measure") as staging:
+        write_json_atomically(staging / MEASURED_FILE, document)
+    return out_dir / MEASURED_FILE
 
 
 def netem_available() -> bool:

@@ -29,8 +29,18 @@ def check_model_name(model: str) -> None:
             raise ToolError(
                 f"model file {model} does not exist; give a zoo name ({', '.join(ZOO_MODELS)}) or a .py file"
             )
-        source = path.read_text(errors="replace")
-        if "def build" not in source:
+        try:
+            source = path.read_bytes()
+        except OSError as exc:
+            raise ToolError(f"model file {model} cannot be read ({exc.strerror})") from None
+        try:
+            # Compiled here, so a syntax error is found before a cluster starts, not seconds after.
+            compile(source, str(path), "exec", dont_inherit=True)
+        except SyntaxError as exc:
+            raise ToolError(f"model file {model} has a syntax error at line {exc.lineno}: {exc.msg}") from None
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise ToolError(f"model file {model} is not Python source ({exc})") from None
+        if b"def build" not in source:
             raise ToolError(f"model file {model} defines no build(batch_size) function returning the loss")
     elif model not in ZOO_MODELS:
         raise ToolError(f"unknown model '{model}'; choose one of {', '.join(ZOO_MODELS)} or give a .py file")

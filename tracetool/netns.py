@@ -17,6 +17,7 @@ import subprocess
 import time
 from pathlib import Path
 
+from tracetool import leftovers
 from tracetool.errors import ToolError
 
 NAMESPACE_PREFIX = "tfsim-"
@@ -84,28 +85,19 @@ def delete_namespace(name: str) -> None:
     run_ip("netns", "del", name, check=False)
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def clean_stale_namespaces() -> list[str]:
     """Remove namespaces left by runs that were killed before they could clean up."""
     removed = []
     for name in list_namespaces():
         match = _STALE_NAME.match(name)
-        if match and not _pid_alive(int(match.group(1))):
+        if match and not leftovers.pid_alive(int(match.group(1))):
             delete_namespace(name)
             removed.append(name)
     return removed
 
 
 _SYSCTL = Path("/proc/sys/net/ipv4")
+_ALLOWED_RECORD = "tcp-allowed-congestion-control"
 
 
 def check_tcp_congestion_control(algorithm: str) -> None:
@@ -129,6 +121,8 @@ def set_tcp_congestion_control(name: str, algorithm: str) -> str | None:
         return None
     allowed = _SYSCTL / "tcp_allowed_congestion_control"
     previous = allowed.read_text().strip()
+    # recorded before the change, so a run killed from here on still gets it put back
+    leftovers.record_setting(_ALLOWED_RECORD, allowed, previous)
     allowed.write_text(" ".join([*previous.split(), algorithm]))
     result = subprocess.run(argv, capture_output=True, text=True)
     if result.returncode != 0:
@@ -139,6 +133,7 @@ def set_tcp_congestion_control(name: str, algorithm: str) -> str | None:
 
 def restore_allowed_congestion_control(previous: str) -> None:
     (_SYSCTL / "tcp_allowed_congestion_control").write_text(previous)
+    leftovers.forget_setting(_ALLOWED_RECORD)
 
 
 def tcp_congestion_control(name: str) -> str:

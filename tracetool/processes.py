@@ -22,6 +22,7 @@ from types import FrameType
 from typing import IO
 
 from tracetool.errors import ToolError
+from tracetool.parent_death import child_environment
 
 
 @dataclass
@@ -66,7 +67,7 @@ class TaskGroup:
     def start(
         self, name: str, argv: list[str], log_path: Path | None = None, env: dict[str, str] | None = None
     ) -> TaskProcess:
-        full_env = dict(os.environ)
+        full_env = child_environment()
         full_env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
         full_env["PYTHONUNBUFFERED"] = "1"
         # The child must import this project even when it is run from a source checkout.

@@ -1,14 +1,13 @@
 """``tracetool profile``: run a model on one PS and one worker and keep its traces.
 
-The output folder is built under a temporary name and renamed into place at the end, so an
-interrupted or failed profile never leaves a half-written profile behind and never destroys
-an earlier one.
+The output folder is built under a temporary name and renamed into place at the end
+(``tracetool.outputs``), so an interrupted or failed profile never leaves a half-written profile
+behind, never destroys an earlier one, and never replaces a folder the tool did not write.
 """
 
 from __future__ import annotations
 
 import os
-import shutil
 import statistics
 import sys
 import time
@@ -23,9 +22,15 @@ from tracetool.cluster import LocalCluster
 from tracetool.errors import ToolError
 from tracetool.machine_facts import machine_facts
 from tracetool.model_loader import check_model_name
+from tracetool.outputs import check_output_folder, output_folder
+from tracetool.resources import check_cluster_fits
 from tracetool.task_spec import OPTIMIZERS, TaskSpec
 
 META_FILE = "meta.json"
+# Bounds that keep a profile finite: traced steps are 0.1-0.7 MB each on disk, untraced ones
+# only take time.
+MAX_TRACED_STEPS = 1000
+MAX_UNTRACED_STEPS = 100_000
 
 
 @dataclass(frozen=True)
@@ -50,16 +55,17 @@ class ProfileRequest:
             raise ToolError(f"--batch-size must be at least 1, got {self.batch_size}")
         if self.workers < 1:
             raise ToolError(f"--workers must be at least 1, got {self.workers}")
-        if self.traced_steps < 1:
-            raise ToolError(f"--steps must be at least 1, got {self.traced_steps}")
-        if self.warmup_steps < 0 or self.untraced_steps < 1:
-            raise ToolError("--warmup must be >= 0 and --untraced-steps >= 1")
+        if not 1 <= self.traced_steps <= MAX_TRACED_STEPS:
+            raise ToolError(f"--steps must be between 1 and {MAX_TRACED_STEPS}, got {self.traced_steps}")
+        if not (0 <= self.warmup_steps <= MAX_UNTRACED_STEPS and 1 <= self.untraced_steps <= MAX_UNTRACED_STEPS):
+            raise ToolError(f"--warmup must be between 0 and {MAX_UNTRACED_STEPS} and --untraced-steps between 1 and "
+                            f"{MAX_UNTRACED_STEPS}")
         if self.intra_op_threads < 1 or self.inter_op_threads < 1:
             raise ToolError("thread counts must be at least 1")
         if self.optimizer not in OPTIMIZERS:
             raise ToolError(f"unknown optimizer '{self.optimizer}'; choose one of {', '.join(OPTIMIZERS)}")
-        if self.out_dir.exists() and not self.out_dir.is_dir():
-            raise ToolError(f"--out {self.out_dir} exists and is not a directory")
+        check_cluster_fits(self.workers, "--workers")
+        check_output_folder(self.out_dir)
 
 
 def _stats(values: list[float]) -> dict[str, Any]:
@@ -73,11 +79,17 @@ def _stats(values: list[float]) -> dict[str, Any]:
 def run_profile(request: ProfileRequest, show_progress: bool = True, timeout_s: float = 300.0) -> Path:
     """Profile the model; return the path of the finished profile folder."""
     request.check()
-    out_dir = request.out_dir.resolve()
-    staging = out_dir.parent / f".{out_dir.name}.partial"
-    shutil.rmtree(staging, ignore_errors=True)
-    staging.mkdir(parents=True)
+    out_dir = Path(os.path.abspath(request.out_dir))
     started = time.monotonic()
+    with output_folder(out_dir, "tracetool profile") as staging:
+        meta = _trace_cluster(request, staging, show_progress, timeout_s)
+        meta["profile_wall_time_s"] = time.monotonic() - started
+        write_json_atomically(staging / META_FILE, meta)
+    return out_dir
+
+
+def _trace_cluster(request: ProfileRequest, staging: Path, show_progress: bool, timeout_s: float) -> dict[str, Any]:
+    """Run the cluster, with the workers writing their traces into ``staging``; return meta.json's content."""
     spec = TaskSpec(
         mode="profile",
         cluster={},
@@ -93,41 +105,33 @@ def run_profile(request: ProfileRequest, show_progress: bool = True, timeout_s: 
         model_kwargs=request.model_kwargs,
     )
     per_worker: dict[str, dict[str, Any]] = {}
-    try:
-        isolate = not (request.allow_loopback and os.geteuid() != 0)
-        with LocalCluster(workers=request.workers, isolate=isolate) as cluster:
-            spec = TaskSpec(**{**spec.__dict__, "cluster": cluster.cluster_addresses()})
-            cluster.start(spec)
-            steps_per_worker = request.warmup_steps + request.untraced_steps + request.traced_steps
-            done: dict[str, int] = {}
-            bar = tqdm(
-                total=steps_per_worker * request.workers,
-                desc=f"profile {Path(request.model).stem}",
-                unit="step",
-                disable=not show_progress,
-                file=sys.stderr,
-            )
-            with bar:
-                for worker, event in cluster.worker_events(timeout_s):
-                    kind = event["event"]
-                    if kind == "step":
-                        done[worker] = event["done"]
-                        bar.set_postfix_str(event["phase"])
-                        bar.update(sum(done.values()) - bar.n)
-                    elif kind in ("graph_built", "profile_done"):
-                        per_worker.setdefault(worker, {}).update(event)
-            isolation = "network namespace (lo only)" if cluster.isolate else "loopback"
-            worker_names = [t.name for t in cluster.worker_tasks]
-        if any("untraced_step_times_s" not in per_worker.get(w, {}) for w in worker_names):
-            raise ToolError("a worker ended without reporting its step times")
-        meta = _profile_meta(request, [per_worker[w] for w in worker_names], isolation)
-        meta["profile_wall_time_s"] = time.monotonic() - started
-        write_json_atomically(staging / META_FILE, meta)
-        _replace_dir(staging, out_dir)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
-    return out_dir
+    isolate = not (request.allow_loopback and os.geteuid() != 0)
+    with LocalCluster(workers=request.workers, isolate=isolate) as cluster:
+        spec = TaskSpec(**{**spec.__dict__, "cluster": cluster.cluster_addresses()})
+        cluster.start(spec)
+        steps_per_worker = request.warmup_steps + request.untraced_steps + request.traced_steps
+        done: dict[str, int] = {}
+        bar = tqdm(
+            total=steps_per_worker * request.workers,
+            desc=f"profile {Path(request.model).stem}",
+            unit="step",
+            disable=not show_progress,
+            file=sys.stderr,
+        )
+        with bar:
+            for worker, event in cluster.worker_events(timeout_s):
+                kind = event["event"]
+                if kind == "step":
+                    done[worker] = event["done"]
+                    bar.set_postfix_str(event["phase"])
+                    bar.update(sum(done.values()) - bar.n)
+                elif kind in ("graph_built", "profile_done"):
+                    per_worker.setdefault(worker, {}).update(event)
+        isolation = "network namespace (lo only)" if cluster.isolate else "loopback"
+        worker_names = [t.name for t in cluster.worker_tasks]
+    if any("untraced_step_times_s" not in per_worker.get(w, {}) for w in worker_names):
+        raise ToolError("a worker ended without reporting its step times")
+    return _profile_meta(request, [per_worker[w] for w in worker_names], isolation)
 
 
 def _profile_meta(request: ProfileRequest, workers: list[dict[str, Any]], isolation: str) -> dict[str, Any]:
@@ -170,12 +174,3 @@ def _profile_meta(request: ProfileRequest, workers: list[dict[str, Any]], isolat
         "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
 
-
-def _replace_dir(staging: Path, target: Path) -> None:
-    """Swap the finished folder into place; an older profile is removed only after that."""
-    old = target.parent / f".{target.name}.old"
-    shutil.rmtree(old, ignore_errors=True)
-    if target.exists():
-        target.rename(old)
-    staging.rename(target)
-    shutil.rmtree(old, ignore_errors=True)

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from tracetool.errors import ToolError
+from tracetool.trace_formats import refuse_foreign_chrome_trace
 from tracetool.trace_records import (
     OpRecord,
     StepTrace,
@@ -51,6 +52,7 @@ def read_chrome_timeline(path: Path) -> StepTrace:
             processes[event.get("pid")] = str(event.get("args", {}).get("name", ""))
     compute_pids = {pid: name[: -len(" Compute")] for pid, name in processes.items() if name.endswith(" Compute")}
     if not compute_pids:
+        refuse_foreign_chrome_trace(path, data, list(processes.values()))
         raise ToolError(f"{path} is a Chrome trace but not a TensorFlow timeline (no '<device> Compute' processes)")
     records: list[OpRecord] = []
     unlabeled_transfers = 0

@@ -13,6 +13,7 @@ import json
 import sys
 from pathlib import Path
 
+from tracetool.parent_death import die_with_parent
 from tracetool.task_spec import TaskSpec
 
 
@@ -21,6 +22,7 @@ def emit(event: str, **fields: object) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    die_with_parent()
     parser = argparse.ArgumentParser(description="Run one TensorFlow PS or worker task.")
     parser.add_argument("--spec", required=True, type=Path)
     parser.add_argument("--job", required=True, choices=("ps", "worker"))

@@ -25,7 +25,7 @@ import shutil
 import subprocess
 from dataclasses import dataclass
 
-from tracetool import netns
+from tracetool import leftovers, netns
 from tracetool.errors import ToolError
 
 SUBNET_PREFIX = "10.99.0."
@@ -146,7 +146,7 @@ class ShapedTopology:
 
     def __enter__(self) -> ShapedTopology:
         require_shaping()
-        netns.clean_stale_namespaces()
+        leftovers.clean_after_killed_runs()
         try:
             self._build()
         except BaseException:
@@ -160,8 +160,8 @@ class ShapedTopology:
     def _build(self) -> None:
         br = self.bridge_namespace
         for name in self.namespaces:
+            self._created.append(name)  # first: a half-made namespace is removed too
             netns.create_namespace(name)
-            self._created.append(name)
         netns.run_ip("-n", br, "link", "add", "br0", "type", "bridge")
         netns.run_ip("-n", br, "link", "set", "br0", "up")
         for task, port in [(self.ps, "vps"), *((t, f"vw{t.index}") for t in self.worker_tasks)]:
@@ -226,8 +226,9 @@ class ShapedTopology:
         return counters
 
     def remove(self) -> None:
-        """Remove every namespace of this topology (their processes, veths, bridge and qdiscs go with them)."""
-        for name in reversed(self.namespaces):
+        """Remove the namespaces this topology created (their processes, veths, bridge and qdiscs go with
+        them); only those, so stopping early costs time in proportion to what was built."""
+        for name in reversed(self._created):
             netns.delete_namespace(name)
         self._created.clear()
         if self._allowed_congestion_control_before is not None:

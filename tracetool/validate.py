@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import io
 import math
+import os
+import shutil
 import statistics
 import sys
 from dataclasses import dataclass, replace
@@ -23,6 +25,7 @@ from typing import Any
 from tracetool.atomic_files import write_json_atomically, write_text_atomically
 from tracetool.errors import ToolError
 from tracetool.measure import MeasureRequest, load_measured, run_measure
+from tracetool.outputs import output_folder
 from tracetool.topology import format_bandwidth
 
 VALIDATION_FILE = "validation.json"
@@ -53,8 +56,6 @@ def error_pct(predicted: float, measured: float) -> float:
 
 def _profile(request: ValidateRequest, say: Any) -> Path:
     if request.from_profile is not None:
-        if not (request.from_profile / "meta.json").is_file():
-            raise ToolError(f"--from-profile {request.from_profile} holds no meta.json; give a profile folder")
         return request.from_profile
     from tracetool.profile import ProfileRequest, run_profile
 
@@ -344,11 +345,83 @@ def run_validate(request: ValidateRequest, progress: Any = None) -> Path:
         raise ToolError("--from-link-probe goes with --contention-efficiency probe")
     if request.probe_link and not m.bandwidth_bps:
         raise ToolError("--contention-efficiency probe needs --bandwidth: an unshaped link has nothing to probe")
-    if request.probe_link and request.probe_duration_s <= 0:
-        raise ToolError(f"--probe-duration must be positive, got {request.probe_duration_s:g}")
+    if request.probe_link and not 0 < request.probe_duration_s <= 3600:
+        raise ToolError(f"--probe-duration must be positive and at most 3600 s, got {request.probe_duration_s:g}")
     if request.probe_link and max(m.workers) < 2:
         raise ToolError("--contention-efficiency probe needs a worker count of 2 or more, where connections contend")
-    out_dir = request.out_dir.resolve()
+    _check_reused_inputs(request)
+    _check_prediction_settings(request)
+    out_dir = Path(os.path.abspath(request.out_dir))
+    with output_folder(out_dir, "tracetool validate") as staging:
+        _keep_reused_inputs(request, out_dir, staging)
+        staged = replace(request, out_dir=staging, measure=replace(m, out_dir=staging / "measured"))
+        title, rows, summary = _validate_into(staged, measured_file, out_dir, say)
+    print(format_table(title, rows, summary))
+    return out_dir / VALIDATION_FILE
+
+
+def _check_reused_inputs(request: ValidateRequest) -> None:
+    """Reused inputs exist, so a typo is found before a profile or a measurement runs."""
+    if request.from_profile is not None and not (request.from_profile / "meta.json").is_file():
+        raise ToolError(f"--from-profile {request.from_profile} holds no meta.json; give a profile folder")
+    if request.from_link_probe is not None and not request.from_link_probe.is_file():
+        raise ToolError(f"--from-link-probe {request.from_link_probe} does not exist")
+
+
+def _check_prediction_settings(request: ValidateRequest) -> None:
+    """The replay's settings are checked before anything runs, not after the measurement."""
+    from replay.order import order_policy
+
+    if request.order:
+        try:
+            order_policy(request.order)
+        except ValueError as exc:
+            raise ToolError(f"--order: {exc}") from None
+    if request.jobs < 1:
+        raise ToolError(f"replay jobs must be at least 1, got {request.jobs}")
+
+
+def _keep_reused_inputs(request: ValidateRequest, out_dir: Path, staging: Path) -> None:
+    """Copy reused inputs that live inside the folder being replaced into the new one.
+
+    ``--from-profile V/profile --out V`` is the natural way to re-predict a validation; the old
+    ``V`` is replaced at the end, so what it lends the new run must move along with it."""
+    for reused in (request.from_profile, request.from_measured, request.from_link_probe):
+        if reused is None:
+            continue
+        try:
+            top = Path(os.path.abspath(reused)).relative_to(out_dir).parts[0]
+        except (ValueError, IndexError):
+            continue
+        source, copy = out_dir / top, staging / top
+        if copy.exists():
+            continue
+        if source.is_dir():
+            shutil.copytree(source, copy, symlinks=True)
+        else:
+            shutil.copy2(source, copy)
+
+
+def _relocated(path: Path, old_root: Path, new_root: Path) -> Path:
+    """``path`` under ``new_root`` if it lies under ``old_root``, else ``path`` itself.
+
+    Maps between the staging folder and the final one: reused inputs inside the final folder
+    are read from their copies in staging, and paths recorded in the results name the final
+    folder."""
+    try:
+        return new_root / Path(os.path.abspath(path)).relative_to(old_root)
+    except ValueError:
+        return path
+
+
+def _validate_into(request: ValidateRequest, measured_file: dict[str, Any] | None, final_dir: Path,
+                   say: Any) -> tuple[str, list[dict[str, Any]], dict[str, Any]]:
+    """Profile, measure, probe and predict with every output in ``request.out_dir`` (the staging
+    folder); return the table's title, rows and summary."""
+    m = request.measure
+    out_dir = request.out_dir
+    if request.from_profile is not None:
+        request = replace(request, from_profile=_relocated(request.from_profile, final_dir, out_dir))
     profile_dir = _profile(request, say)
     measured = measured_file if measured_file is not None else _measured(request, say)
     queue_delay_s = standing_queue_delay_s(measured)
@@ -378,7 +451,7 @@ def run_validate(request: ValidateRequest, progress: Any = None) -> Path:
         "bandwidth_bps": m.bandwidth_bps,
         "latency_s": m.latency_s,
         "queue_delay_s": queue_delay_s,
-        "profile": str(profile_dir),
+        "profile": str(_relocated(profile_dir, out_dir, final_dir)),
         "prediction_settings": prediction["settings"],
         "prediction_link": prediction["link"],
         "prediction_fair_settings": bound["settings"],
@@ -396,5 +469,4 @@ def run_validate(request: ValidateRequest, progress: Any = None) -> Path:
     }
     write_json_atomically(out_dir / VALIDATION_FILE, document)
     write_text_atomically(out_dir / PLOT_FILE, plot_png(title, rows))
-    print(format_table(title, rows, summary))
-    return out_dir / VALIDATION_FILE
+    return title, rows, summary

@@ -1,0 +1,63 @@
+"""What every command line of this project shares: one-line errors and their exit codes.
+
+The promise of the README: a problem the user can fix is one line on stderr starting with
+``error:`` and exit code 2, never a usage block or a traceback. argparse's own errors print
+the usage first; ``OneLineParser`` prints only the line and points to ``--help``.
+Exit codes: 0 success, 2 a problem with the input or the machine, 3 a defect of the tool
+itself (still one line; ``TFSIM_TRACEBACK=1`` shows the traceback), 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import traceback
+from collections.abc import Callable
+from typing import NoReturn
+
+from tracetool.errors import ToolError
+
+EXIT_USER_ERROR = 2
+EXIT_INTERNAL_ERROR = 3
+EXIT_INTERRUPTED = 130
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """An ArgumentParser whose errors are one line; its subparsers are of the same class."""
+
+    def error(self, message: str) -> NoReturn:
+        print(f"error: {self.prog}: {message}; see '{self.prog} --help'", file=sys.stderr)
+        sys.exit(EXIT_USER_ERROR)
+
+
+def _one_line(text: str) -> str:
+    return " ".join(str(text).split())
+
+
+def run_command(command: Callable[[argparse.Namespace], int], args: argparse.Namespace,
+                interrupted: str = "interrupted") -> int:
+    """Run one subcommand and turn every way it can fail into one line and an exit code."""
+    try:
+        return command(args)
+    except ToolError as exc:
+        print(f"error: {_one_line(str(exc))}", file=sys.stderr)
+        return EXIT_USER_ERROR
+    except KeyboardInterrupt:
+        print(f"error: {interrupted}", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        # The reader of our output went away (e.g. '| head'); the files are written already.
+        sys.stderr.close()
+        return 0
+    except OSError as exc:
+        # The machine refused something (disk full, permissions changed mid-run): fixable by the user.
+        where = f": {exc.filename}" if exc.filename else ""
+        print(f"error: {exc.strerror or _one_line(str(exc))}{where}", file=sys.stderr)
+        return EXIT_USER_ERROR
+    except Exception as exc:  # noqa: BLE001 - a defect still gets one line, and a way to see more
+        if os.environ.get("TFSIM_TRACEBACK"):
+            traceback.print_exc()
+        print(f"error: internal error ({type(exc).__name__}: {_one_line(str(exc))[:300]}); please report it with "
+              "the command line (TFSIM_TRACEBACK=1 shows the traceback)", file=sys.stderr)
+        return EXIT_INTERNAL_ERROR
