@@ -305,3 +305,53 @@ def test_tf2_trace_viewer_content_is_recognized(tmp_path: Path):
         {"ph": "X", "pid": 1, "tid": 1, "name": "MatMul", "ts": 1, "dur": 2},
     ]}))
     assert_refused(run_cli("tracetool", "graph", str(path), "--out", str(tmp_path / "g.json")), "TF2 profiler")
+
+
+def test_unknown_model_argument_is_refused_before_the_cluster_starts(tmp_path: Path):
+    """--model-arg names that build() does not take are refused from the source, naming the ones it takes."""
+    started = time.monotonic()
+    assert_refused(run_cli("tracetool", "profile", "--model", "mlp", "--model-arg", "layers=3",
+                           "--out", str(tmp_path / "p")), "layers", "width")
+    assert time.monotonic() - started < 5
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("args,words", [
+    (("profile", "--model", "mlp", "--batch-size", "100000000000"), ("--batch-size", "65536")),
+    (("profile", "--model", "mlp", "--steps", "1000000"), ("--steps", "1000")),
+    (("measure", "--model", "mlp", "--workers", "1", "--duration", "1e9"), ("--duration", "3600")),
+    (("show", str(MLP_GRAPH), "--top", "-1"), ("--top",)),
+])
+def test_unbounded_parameters_are_refused(tmp_path: Path, args: tuple[str, ...], words: tuple[str, ...]):
+    """Sizes and times that would never finish, or fail deep inside TensorFlow, are refused at once."""
+    out = ("--out", str(tmp_path / "o")) if args[0] != "show" else ()
+    assert_refused(run_cli("tracetool", *args, *out), *words)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_reused_link_probe_is_checked_before_measuring(tmp_path: Path):
+    """A --from-link-probe that is not a link probe is refused before any cluster runs."""
+    probe = tmp_path / "link-probe.json"
+    probe.write_bytes(b"\x89PNG\r\n")
+    started = time.monotonic()
+    assert_refused(run_cli("tracetool", "validate", "--model", "mlp", "--workers", "1,2", "--bandwidth", "100mbit",
+                           "--contention-efficiency", "probe", "--from-link-probe", str(probe),
+                           "--out", str(tmp_path / "v")), "link-probe")
+    assert time.monotonic() - started < 10
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["link-probe.json"]
+
+
+def test_progress_in_a_log_is_a_line_per_phase():
+    """Off a terminal, progress is one line per phase with the time the last one took, never a redrawn bar."""
+    import io
+
+    from tracetool.progress import StepProgress
+
+    log = io.StringIO()
+    with StepProgress(total=30, label="profile mlp", stream=log) as progress:
+        for done in range(1, 31):
+            progress.update(done, "warmup" if done <= 5 else "untraced" if done <= 25 else "traced")
+    lines = log.getvalue().splitlines()
+    assert "\r" not in log.getvalue()
+    assert [ln.split(":")[1].split(",")[0].strip() for ln in lines[:3]] == ["warmup", "untraced", "traced"]
+    assert len(lines) == 4 and "30 steps done" in lines[-1]

@@ -70,6 +70,8 @@ def cmd_show(args: argparse.Namespace) -> int:
     from tracetool.stepgraph import load_stepgraph
     from tracetool.summary import format_summary, summarize
 
+    if args.top < 0:
+        raise ToolError(f"--top {args.top}: give how many of the longest ops to list, 0 or more")
     print(format_summary(summarize(load_stepgraph(Path(args.graph)), top=args.top)))
     return 0
 

@@ -36,7 +36,7 @@ from tracetool.errors import ToolError
 from tracetool.machine_facts import machine_facts
 from tracetool.measure_repeats import combine_runs, runs_to_try
 from tracetool.measure_stats import rate_stats
-from tracetool.model_loader import check_model_name
+from tracetool.model_loader import MAX_BATCH_SIZE, check_model_arguments, check_model_name
 from tracetool.outputs import check_output_folder, output_folder
 from tracetool.processes import TaskGroup, python_module_argv
 from tracetool.resources import check_cluster_fits
@@ -89,8 +89,9 @@ class MeasureRequest:
 
     def check(self) -> None:
         check_model_name(self.model)
-        if self.batch_size < 1:
-            raise ToolError(f"--batch-size must be at least 1, got {self.batch_size}")
+        check_model_arguments(self.model, self.model_kwargs)
+        if not 1 <= self.batch_size <= MAX_BATCH_SIZE:
+            raise ToolError(f"--batch-size must be between 1 and {MAX_BATCH_SIZE}, got {self.batch_size}")
         if not self.workers or min(self.workers) < 1:
             raise ToolError("--workers must list worker counts of at least 1, e.g. 1,2,3,4")
         if not 2.0 <= self.duration_s <= MAX_DURATION_S:

@@ -6,6 +6,7 @@ file, no ``build``) fails fast, before a cluster is started.
 
 from __future__ import annotations
 
+import ast
 import importlib
 import importlib.util
 import inspect
@@ -15,6 +16,10 @@ from types import ModuleType
 
 from models import ZOO_MODELS
 from tracetool.errors import ToolError
+
+# Far above any batch a profile of one worker uses; past it a zoo model's input alone outgrows
+# memory, and TensorFlow fails inside the worker with a shape error instead of a clear line.
+MAX_BATCH_SIZE = 65_536
 
 
 def is_model_file(model: str) -> bool:
@@ -44,6 +49,35 @@ def check_model_name(model: str) -> None:
             raise ToolError(f"model file {model} defines no build(batch_size) function returning the loss")
     elif model not in ZOO_MODELS:
         raise ToolError(f"unknown model '{model}'; choose one of {', '.join(ZOO_MODELS)} or give a .py file")
+
+
+def model_source_path(model: str) -> Path:
+    """The file that defines the model, found without importing it (and so without TensorFlow)."""
+    if is_model_file(model):
+        return Path(model)
+    spec = importlib.util.find_spec(f"models.{model}")
+    if spec is None or spec.origin is None:
+        raise ToolError(f"zoo model '{model}' has no source file; reinstall the package")
+    return Path(spec.origin)
+
+
+def check_model_arguments(model: str, model_kwargs: dict[str, object]) -> None:
+    """Refuse ``--model-arg`` names that the model's ``build()`` does not take, before a cluster starts.
+
+    Read from the source (``ast``), since importing a model imports TensorFlow: seconds the user
+    would wait for an error the file already shows."""
+    if not model_kwargs:
+        return
+    tree = ast.parse(model_source_path(model).read_bytes())
+    build = next((node for node in tree.body if isinstance(node, ast.FunctionDef) and node.name == "build"), None)
+    if build is None or build.args.kwarg is not None:
+        return  # built some other way, or takes any keyword: the task will tell
+    taken = [a.arg for a in (*build.args.posonlyargs, *build.args.args, *build.args.kwonlyargs)]
+    unknown = [name for name in model_kwargs if name not in taken or name == "batch_size"]
+    if unknown:
+        choices = ", ".join(a for a in taken if a != "batch_size") or "none"
+        raise ToolError(f"--model-arg {unknown[0]}: {Path(model).stem}'s build() takes no such argument "
+                        f"(it takes: {choices})")
 
 
 def load_model_module(model: str) -> ModuleType:

@@ -9,20 +9,18 @@ from __future__ import annotations
 
 import os
 import statistics
-import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tqdm import tqdm
-
 from tracetool.atomic_files import write_json_atomically
 from tracetool.cluster import LocalCluster
 from tracetool.errors import ToolError
 from tracetool.machine_facts import machine_facts
-from tracetool.model_loader import check_model_name
+from tracetool.model_loader import MAX_BATCH_SIZE, check_model_arguments, check_model_name
 from tracetool.outputs import check_output_folder, output_folder
+from tracetool.progress import StepProgress
 from tracetool.resources import check_cluster_fits
 from tracetool.task_spec import OPTIMIZERS, TaskSpec
 
@@ -51,8 +49,9 @@ class ProfileRequest:
 
     def check(self) -> None:
         check_model_name(self.model)
-        if self.batch_size < 1:
-            raise ToolError(f"--batch-size must be at least 1, got {self.batch_size}")
+        check_model_arguments(self.model, self.model_kwargs)
+        if not 1 <= self.batch_size <= MAX_BATCH_SIZE:
+            raise ToolError(f"--batch-size must be between 1 and {MAX_BATCH_SIZE}, got {self.batch_size}")
         if self.workers < 1:
             raise ToolError(f"--workers must be at least 1, got {self.workers}")
         if not 1 <= self.traced_steps <= MAX_TRACED_STEPS:
@@ -111,20 +110,14 @@ def _trace_cluster(request: ProfileRequest, staging: Path, show_progress: bool, 
         cluster.start(spec)
         steps_per_worker = request.warmup_steps + request.untraced_steps + request.traced_steps
         done: dict[str, int] = {}
-        bar = tqdm(
-            total=steps_per_worker * request.workers,
-            desc=f"profile {Path(request.model).stem}",
-            unit="step",
-            disable=not show_progress,
-            file=sys.stderr,
-        )
-        with bar:
+        progress = StepProgress(steps_per_worker * request.workers, f"profile {Path(request.model).stem}",
+                                enabled=show_progress)
+        with progress:
             for worker, event in cluster.worker_events(timeout_s):
                 kind = event["event"]
                 if kind == "step":
                     done[worker] = event["done"]
-                    bar.set_postfix_str(event["phase"])
-                    bar.update(sum(done.values()) - bar.n)
+                    progress.update(sum(done.values()), event["phase"])
                 elif kind in ("graph_built", "profile_done"):
                     per_worker.setdefault(worker, {}).update(event)
         isolation = "network namespace (lo only)" if cluster.isolate else "loopback"

@@ -129,21 +129,30 @@ def probe_contention_efficiency(request: ValidateRequest, graph: Any, latency_s:
 def _reused_link_probe(path: Path, bandwidth_bps: float, download_bytes: int, upload_bytes: int,
                        out_dir: Path) -> dict[str, Any]:
     """An earlier probe's JSON, if it probed this link with this step's bytes."""
-    import json
-
-    try:
-        document = json.loads(path.read_text())
-        shape = (document["bandwidth_bps"], document["download_bytes"], document["upload_bytes"])
-        float(document["contention_efficiency"])
-    except FileNotFoundError:
-        raise ToolError(f"--from-link-probe {path} does not exist") from None
-    except (OSError, ValueError, KeyError, TypeError):
-        raise ToolError(f"--from-link-probe {path} is not a link-probe.json written by validate") from None
+    document = _read_link_probe(path)
+    shape = (document["bandwidth_bps"], document["download_bytes"], document["upload_bytes"])
     if shape != (bandwidth_bps, download_bytes, upload_bytes):
         raise ToolError(f"--from-link-probe {path} probed {shape[1]:,} B down and {shape[2]:,} B up at "
                         f"{format_bandwidth(shape[0])}, not this step's {download_bytes:,} B and {upload_bytes:,} B "
                         f"at {format_bandwidth(bandwidth_bps)}")
     write_json_atomically(out_dir / LINK_PROBE_FILE, document)
+    return document
+
+
+def _read_link_probe(path: Path) -> dict[str, Any]:
+    """A link-probe.json written by an earlier validation, checked as far as it can be alone."""
+    import json
+
+    try:
+        document = json.loads(path.read_bytes())
+        float(document["bandwidth_bps"]), int(document["download_bytes"]), int(document["upload_bytes"])
+        efficiency = float(document["contention_efficiency"])
+    except FileNotFoundError:
+        raise ToolError(f"--from-link-probe {path} does not exist") from None
+    except (OSError, ValueError, KeyError, TypeError):
+        raise ToolError(f"--from-link-probe {path} is not a link-probe.json written by validate") from None
+    if not 0.1 <= efficiency <= 1.0:
+        raise ToolError(f"--from-link-probe {path} holds a contention efficiency of {efficiency:g}, outside [0.1, 1]")
     return document
 
 
@@ -364,8 +373,8 @@ def _check_reused_inputs(request: ValidateRequest) -> None:
     """Reused inputs exist, so a typo is found before a profile or a measurement runs."""
     if request.from_profile is not None and not (request.from_profile / "meta.json").is_file():
         raise ToolError(f"--from-profile {request.from_profile} holds no meta.json; give a profile folder")
-    if request.from_link_probe is not None and not request.from_link_probe.is_file():
-        raise ToolError(f"--from-link-probe {request.from_link_probe} does not exist")
+    if request.from_link_probe is not None:
+        _read_link_probe(request.from_link_probe)
 
 
 def _check_prediction_settings(request: ValidateRequest) -> None:
