@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 import traceback
 from collections.abc import Callable
+from types import FrameType
 from typing import NoReturn
 
 from tracetool.errors import ToolError
@@ -31,13 +33,21 @@ class OneLineParser(argparse.ArgumentParser):
         sys.exit(EXIT_USER_ERROR)
 
 
+def _interrupt(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
 def _one_line(text: str) -> str:
     return " ".join(str(text).split())
 
 
 def run_command(command: Callable[[argparse.Namespace], int], args: argparse.Namespace,
                 interrupted: str = "interrupted") -> int:
-    """Run one subcommand and turn every way it can fail into one line and an exit code."""
+    """Run one subcommand and turn every way it can fail into one line and an exit code.
+
+    SIGTERM is turned into KeyboardInterrupt for the whole command, so a run stopped by a
+    scheduler or ``kill`` unwinds through the same clean-up as Ctrl-C."""
+    previous = signal.signal(signal.SIGTERM, _interrupt)
     try:
         return command(args)
     except ToolError as exc:
@@ -61,3 +71,5 @@ def run_command(command: Callable[[argparse.Namespace], int], args: argparse.Nam
         print(f"error: internal error ({type(exc).__name__}: {_one_line(str(exc))[:300]}); please report it with "
               "the command line (TFSIM_TRACEBACK=1 shows the traceback)", file=sys.stderr)
         return EXIT_INTERNAL_ERROR
+    finally:
+        signal.signal(signal.SIGTERM, previous)
