@@ -16,9 +16,10 @@ from replay.engine import DurationModel, RunResult, simulate
 from replay.link import LinkConfig, profiled_link, target_link
 from replay.order import OrderPolicy, PriorityOrder, RandomOrder, TraceOrder
 from replay.sharing import FairSharing, FifoSharing, SharingModel
-from replay.sweep import Point, Prediction, ReplaySettings, predict, predict_throughput
+from replay.sweep import MAX_REPLAY_WORKERS, Point, Prediction, ReplaySettings, predict, predict_throughput
 
 __all__ = [
+    "MAX_REPLAY_WORKERS",
     "Calibration",
     "DurationModel",
     "FairSharing",

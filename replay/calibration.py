@@ -14,14 +14,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from replay.compiled import CompiledGraph
+from replay.compiled import KIND_COMPUTE, KIND_DOWNLOAD, KIND_PS, KIND_UPLOAD, CompiledGraph
 from replay.engine import one_step_time_s
 from replay.link import LinkConfig
 from replay.order import OrderPolicy
 from replay.sharing import SharingModel
+from tracetool.errors import ToolError
 
 _RELATIVE_TOLERANCE = 1e-6
 _MAX_REPLAYS = 60
+# Traced durations a billion times shorter than the untraced step are not tracing overhead but a
+# damaged graph; the bound also keeps the bracket search to at most 30 doublings.
+MAX_COMPUTE_SCALE = 1e9
 
 
 @dataclass(frozen=True)
@@ -56,6 +60,23 @@ def untraced_step_time_s(model: dict[str, Any]) -> float | None:
     return None
 
 
+def ops_take_time(compiled: CompiledGraph) -> bool:
+    """Whether any worker or PS op has a mean duration or gap for the scale to stretch."""
+    return any(
+        compiled.mean_us[i] > 0.0 or compiled.gap_us[i] > 0.0
+        for i in range(compiled.n)
+        if compiled.kind[i] in (KIND_COMPUTE, KIND_PS)
+    )
+
+
+def transfers_take_time(compiled: CompiledGraph, link: LinkConfig) -> bool:
+    """Whether a step on ``link`` takes time with every op scaled to zero. The engine cannot
+    replay a step of no time at all (it never ends), so such a floor is known without a replay."""
+    transfers = any(k in (KIND_DOWNLOAD, KIND_UPLOAD) for k in compiled.kind)
+    delay_s = link.latency_s + link.per_transfer_overhead_s
+    return compiled.download_bytes + compiled.upload_bytes > 0 or (transfers and delay_s > 0.0)
+
+
 def calibrate_compute_scale(
     compiled: CompiledGraph,
     model: dict[str, Any],
@@ -83,8 +104,12 @@ def calibrate_compute_scale(
         return Calibration(
             1.0, target, unscaled, unscaled, 1, "the traced durations already give the untraced step time"
         )
+    if not ops_take_time(compiled):
+        return Calibration(
+            1.0, target, unscaled, unscaled, 1, "the graph's ops take no time, so no scale of them changes the step"
+        )
     replays = 1
-    floor = step(0.0)
+    floor = step(0.0) if transfers_take_time(compiled, profiled) else 0.0
     replays += 1
     if floor >= target:
         return Calibration(
@@ -99,6 +124,11 @@ def calibrate_compute_scale(
     if unscaled < target:
         hi, f_hi = 1.0, unscaled - target
         while f_hi < 0:
+            if hi >= MAX_COMPUTE_SCALE:
+                raise ToolError(
+                    f"the graph's op durations would need scaling by over {MAX_COMPUTE_SCALE:g} to take its untraced "
+                    f"step time of {target:g} s: one of them is wrong; rebuild the graph with 'tracetool graph'"
+                )
             lo, f_lo = hi, f_hi
             hi *= 2.0
             f_hi = step(hi) - target

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from replay.sharing import DEFAULT_SHARING
+from replay.sweep import MAX_REPLAY_WORKERS
 from tracetool.cli_support import OneLineParser, run_command
 from tracetool.errors import ToolError
 
@@ -19,12 +20,12 @@ def parse_workers(text: str) -> list[int]:
             continue
         lo, sep, hi = part.partition("-")
         try:
-            if sep:
-                counts.extend(range(int(lo), int(hi) + 1))
-            else:
-                counts.append(int(part))
+            first, last = (int(lo), int(hi)) if sep else (int(part), int(part))
         except ValueError:
             raise ToolError(f"--workers expects counts like 1,2,4,8 or 1-16, got '{text}'") from None
+        if last > MAX_REPLAY_WORKERS:  # before a huge range is spelled out
+            raise ToolError(f"--workers {last} is above the replay's limit of {MAX_REPLAY_WORKERS} workers")
+        counts.extend(range(first, last + 1))
     if not counts:
         raise ToolError(f"--workers expects counts like 1,2,4,8 or 1-16, got '{text}'")
     for n in counts:
@@ -149,7 +150,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--max-streams",
         type=int,
         default=None,
-        help="with fair sharing, at most this many concurrent transfers per direction",
+        help="with fair or seniority sharing, at most this many concurrent transfers per direction",
     )
     p.add_argument(
         "--steps", type=int, default=DEFAULT_MEASURED_STEPS, help="measured steps per worker (default %(default)s)"
@@ -168,7 +169,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--seed", type=int, default=0, help="first seed (default %(default)s)")
     p.add_argument(
-        "--deterministic", action="store_true", help="use mean durations instead of drawing from the samples"
+        "--deterministic", action="store_true",
+        help="use mean op durations and evenly spread worker start times instead of drawing them; under --sharing "
+        "seniority the overtake draws stay random, so seeds can still differ (add --overtake 0 for identical seeds); "
+        "prediction.json lists what varies in settings.varies_with_seed"
     )
     p.add_argument(
         "--jobs", type=int, default=default_jobs(), help="parallel processes for the sweep (default %(default)s)"

@@ -20,6 +20,7 @@ from tracetool.stepgraph import (
     STEP_START,
     UPLOAD,
     StepGraph,
+    StepNode,
 )
 
 # Node kind codes used by the engine.
@@ -137,6 +138,12 @@ def compile_graph(graph: StepGraph) -> CompiledGraph:
     ends = [i for i, k in enumerate(kinds) if k == KIND_END]
     if len(starts) != 1 or len(ends) != 1:
         raise ToolError("step graph needs exactly one step_start and one step_end")
+    if not any(_always_takes_time(node) for node in nodes):
+        raise ToolError(
+            "no op of the step graph is sure to take time (every duration sample and gap is 0 us and no transfer "
+            "carries a byte): a step could end as it starts, so no rate can be replayed; rebuild the graph with "
+            "'tracetool graph'"
+        )
     if not worker_lanes:
         # A graph with no worker op still runs: its worker spends no time computing.
         worker_lanes.append("/job:worker/replica:0/task:0/device:CPU:0#thread:0")
@@ -169,6 +176,16 @@ def compile_graph(graph: StepGraph) -> CompiledGraph:
         upload_bytes=sum(node.bytes for node in nodes if node.kind == UPLOAD),
         n_downloads=sum(1 for node in nodes if node.kind == DOWNLOAD),
     )
+
+
+def _always_takes_time(node: StepNode) -> bool:
+    """Whether every replay of ``node`` takes time, whatever sample is drawn. A step whose ops may
+    all take none can end at the instant it starts, and the event loop then never advances."""
+    if node.kind in (DOWNLOAD, UPLOAD):
+        return node.bytes > 0
+    if node.kind in (COMPUTE, PS_COMPUTE):
+        return node.gap_us > 0.0 or min(node.duration.samples_us or (node.duration.mean_us,)) > 0.0
+    return False
 
 
 def critical_path_us(compiled: CompiledGraph, transfer_us: list[float] | None = None) -> list[float]:

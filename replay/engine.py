@@ -31,6 +31,7 @@ from __future__ import annotations
 import heapq
 import math
 import random
+import sys
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
@@ -54,6 +55,19 @@ from replay.sharing import FairSharing, SharingModel
 _DONE = 0  # a node of a worker completes (an op finishes or a transfer arrives)
 _LINK = 1  # a link direction may have finished transfers (worker field = direction)
 _PS_READY = 2  # a PS op has waited its gap and queues for its PS device
+
+
+class ReplayTimeOverflow(ValueError):
+    """The replay's times passed the largest float: on a link this slow (or with a latency this
+    long) no step can be timed. Raised instead of the run silently stalling, so callers can say
+    which input is at fault."""
+
+
+def _time_overflow() -> ReplayTimeOverflow:
+    return ReplayTimeOverflow(
+        f"the replay's times overflow (past {sys.float_info.max:.3g} s): the link is too slow or its latency too "
+        "long for a step to finish"
+    )
 
 
 @dataclass(frozen=True)
@@ -135,6 +149,8 @@ def simulate(
         raise ValueError("workers must be at least 1")
     if measured_steps < 1 or warmup_steps < 0:
         raise ValueError("need at least one measured step and no negative warm-up")
+    if seed < 0:
+        raise ValueError(f"seed must be zero or more (numpy's generators take no negative seed), got {seed}")
     sharing = sharing or FairSharing()
     order = order or TraceOrder()
     np_rng = np.random.default_rng(seed)
@@ -281,6 +297,8 @@ def simulate(
 
     while heap:
         t, _, code, w, i = pop(heap)
+        if t == math.inf:
+            raise _time_overflow()
         if code == _DONE:
             ops += 1
             k = kind[i]
@@ -457,13 +475,22 @@ def simulate(
                 seq += 1
 
     if t1 == math.inf or t0 is None or snap0 is None:
+        if any(lk.connections() for lk in links):
+            # Transfers in flight whose finish is not a finite time: the clock overflowed.
+            raise _time_overflow()
         raise RuntimeError("replay ended before the measurement window closed")
     snap1 = snapshot(t1)
     window = t1 - t0
-    if all(own_steps):
+    spans_resolved = all(b > a for a, b in zip(first_end, last_end, strict=True))
+    if all(own_steps) and spans_resolved:
         rate = sum(k / (b - a) for k, a, b in zip(own_steps, first_end, last_end, strict=True))
-    else:
+    elif window > 0.0:
+        # A worker's counted steps all ended at one float instant (steps shorter than the clock
+        # resolves at this time): its own span says nothing, the window's count still does.
         rate = counted / window
+    else:
+        raise ReplayTimeOverflow("the replay's clock cannot resolve its steps (they are shorter than a float can "
+                                 "tell apart at this time); check the graph's durations and the link")
     n_ps = compiled.n_ps_lanes
     per_step = 1.0 / counted
     return RunResult(

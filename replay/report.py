@@ -11,7 +11,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from replay.sweep import Prediction
+from replay.sweep import Point, Prediction
 from replay.units import format_bandwidth
 from tracetool.atomic_files import write_text_atomically
 
@@ -43,6 +43,18 @@ def format_table(prediction: Prediction) -> str:
     return "\n".join(lines)
 
 
+def min_max_error_bars(points: list[Point], batch: int) -> list[list[float]]:
+    """Lower and upper error bars from the mean to the min and max over seeds, never negative.
+
+    matplotlib refuses a negative bar, and rounding can make one: when all seeds give the same
+    rate, the mean (rounded sum over the count) may lie an ulp outside [min, max], and a
+    prediction read back from an older ``prediction.json`` may carry such a mean."""
+    return [
+        [max(0.0, (p.steps_per_second - p.steps_per_second_min) * batch) for p in points],
+        [max(0.0, (p.steps_per_second_max - p.steps_per_second) * batch) for p in points],
+    ]
+
+
 def throughput_png(prediction: Prediction) -> bytes:
     """Predicted throughput against workers, with the link-capacity bound and N x one worker."""
     import matplotlib
@@ -59,10 +71,7 @@ def throughput_png(prediction: Prediction) -> bytes:
     ax.errorbar(
         workers,
         [p.steps_per_second * batch for p in points],
-        yerr=[
-            [(p.steps_per_second - p.steps_per_second_min) * batch for p in points],
-            [(p.steps_per_second_max - p.steps_per_second) * batch for p in points],
-        ],
+        yerr=min_max_error_bars(points, batch),
         marker="o",
         capsize=3,
         label="predicted (min-max over seeds)",

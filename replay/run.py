@@ -12,7 +12,7 @@ from pathlib import Path
 
 from replay.link import DEFAULT_MTU, target_link
 from replay.report import format_table, write_outputs
-from replay.sweep import Prediction, ReplaySettings, check_workers, predict, record_timeline
+from replay.sweep import Prediction, ReplaySettings, check_settings, check_workers, predict, record_timeline
 from replay.timeline import chrome_trace
 from tracetool.errors import ToolError
 from tracetool.outputs import check_output_folder, output_folder
@@ -53,8 +53,7 @@ def timeline_steps_for(workers: int, nodes: int, wanted: int = TIMELINE_STEPS) -
 def run_predict(request: PredictRequest) -> PredictOutcome:
     """Predict throughput for every worker count and write the report files into ``out_dir``."""
     workers = check_workers(request.workers)
-    if request.settings.seed < 0:
-        raise ToolError(f"--seed {request.settings.seed}: seeds are whole numbers of 0 or more")
+    check_settings(request.settings)
     if request.timeline_steps < 1:
         raise ToolError(f"--timeline-steps {request.timeline_steps}: a timeline shows at least 1 step per worker")
     check_output_folder(request.out_dir)

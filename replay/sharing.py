@@ -233,6 +233,9 @@ def sharing_model(
     if name in ("fair", "fair-per-transfer"):
         return SHARING_MODELS[name](max_streams)
     if name == "fifo":
+        if max_streams is not None:
+            raise ValueError("--max-streams applies to the fair and seniority models, not 'fifo', "
+                             "which serves one transfer at a time")
         return FifoSharing()
     if name == "seniority":
         return SenioritySharing(DEFAULT_SENIORITY if seniority is None else seniority, max_streams,
@@ -473,6 +476,7 @@ class _SharedProcessorLink:
         "served",
         "admitted_at",
         "admit_at",
+        "in_flight",
     )
 
     def __init__(self, capacity_bps: float, max_streams: int | None) -> None:
@@ -486,6 +490,9 @@ class _SharedProcessorLink:
         self.seq = 0
         self.served = 0.0
         self.admitted_at: dict[tuple[int, int], float] | None = None
+        # Active transfers per worker: the engine asks for connections() on every link event
+        # while a direction is contended, and counting workers in ``active`` cost O(transfers).
+        self.in_flight: dict[int, int] = {}
 
     def _advance(self, now: float) -> None:
         active = len(self.active)
@@ -500,7 +507,22 @@ class _SharedProcessorLink:
         self.capacity = capacity_bps
 
     def connections(self) -> int:
-        return len({worker for _, _, worker, _ in self.active})
+        return len(self.in_flight)
+
+    def _start(self, now: float, tag: float, seq: int, worker: int, node: int) -> None:
+        heapq.heappush(self.active, (tag, seq, worker, node))
+        self.in_flight[worker] = self.in_flight.get(worker, 0) + 1
+        if self.admitted_at is not None:
+            self.admitted_at[(worker, node)] = now
+
+    def _finish(self) -> tuple[int, int]:
+        _, _, worker, node = heapq.heappop(self.active)
+        left = self.in_flight[worker] - 1
+        if left:
+            self.in_flight[worker] = left
+        else:
+            del self.in_flight[worker]
+        return worker, node
 
     def add(self, now: float, key: Any, worker: int, node: int, bits: float) -> float:
         self._enqueue(now, key, worker, node, bits)
@@ -510,9 +532,7 @@ class _SharedProcessorLink:
         self._advance(now)
         self.seq += 1
         if not self.max_streams:
-            heapq.heappush(self.active, (self.clock + bits, self.seq, worker, node))
-            if self.admitted_at is not None:
-                self.admitted_at[(worker, node)] = now
+            self._start(now, self.clock + bits, self.seq, worker, node)
         else:
             heapq.heappush(self.waiting, (key, self.seq, worker, node, bits))
             if len(self.active) < self.max_streams:
@@ -531,21 +551,17 @@ class _SharedProcessorLink:
         limit = self.clock + _tolerance(self.clock)
         done = []
         while active and active[0][0] <= limit:
-            _, _, worker, node = heapq.heappop(active)
-            done.append((worker, node))
+            done.append(self._finish())
         if not done and active and self.t_last + (active[0][0] - self.clock) * len(active) / self.capacity <= now:
             # The clock cannot resolve what is left of this transfer: it is finished.
-            _, _, worker, node = heapq.heappop(active)
-            done.append((worker, node))
+            done.append(self._finish())
         if not active:
             self.clock = 0.0
         waiting = self.waiting
         self.admit_at = INF
         while waiting and len(active) < self.max_streams:
             _, seq, worker, node, bits = heapq.heappop(waiting)
-            heapq.heappush(active, (self.clock + bits, seq, worker, node))
-            if self.admitted_at is not None:
-                self.admitted_at[(worker, node)] = now
+            self._start(now, self.clock + bits, seq, worker, node)
         return done
 
     def served_bits(self, now: float) -> float:
@@ -571,6 +587,7 @@ class _MaxMinLink:
         "served",
         "admitted_at",
         "admit_at",
+        "n_connections",
     )
 
     def __init__(self, capacity_bps: float, worker_capacity_bps: float, n_workers: int, max_streams: int | None):
@@ -578,6 +595,7 @@ class _MaxMinLink:
         self.worker_capacity = worker_capacity_bps
         self.max_streams = max_streams or 0  # 0: no cap
         self.admit_at = INF
+        self.n_connections = 0  # workers with transfers in flight, kept so connections() is O(1)
         self.clocks = [0.0] * n_workers
         self.rates = [0.0] * n_workers  # bits/s of each transfer of that worker
         self.flows: list[list[tuple[float, int, int]]] = [[] for _ in range(n_workers)]  # (tag, seq, node)
@@ -626,9 +644,11 @@ class _MaxMinLink:
             self._rerate()
 
     def connections(self) -> int:
-        return sum(1 for flows in self.flows if flows)
+        return self.n_connections
 
     def _admit(self, now: float, worker: int, node: int, bits: float, seq: int) -> None:
+        if not self.flows[worker]:
+            self.n_connections += 1
         heapq.heappush(self.flows[worker], (self.clocks[worker] + bits, seq, node))
         self.n_active += 1
         if self.admitted_at is not None:
@@ -653,9 +673,11 @@ class _MaxMinLink:
         best = self.admit_at
         t_last, clocks, rates, flows = self.t_last, self.clocks, self.rates, self.flows
         for w in self._active_workers():
-            t = t_last + (flows[w][0][0] - clocks[w]) / rates[w]
-            if t < best:
-                best = t
+            rate = rates[w]
+            if rate > 0.0:  # a connection without a share makes no progress: it finishes at infinity
+                t = t_last + (flows[w][0][0] - clocks[w]) / rate
+                if t < best:
+                    best = t
         return best
 
     def pop_finished(self, now: float) -> list[tuple[int, int]]:
@@ -669,12 +691,13 @@ class _MaxMinLink:
             while flows and flows[0][0] <= limit:
                 done.append((w, heapq.heappop(flows)[2]))
                 self.n_active -= 1
-            if flows and self.t_last + (flows[0][0] - clocks[w]) / rates[w] <= now:
+            if flows and rates[w] > 0.0 and self.t_last + (flows[0][0] - clocks[w]) / rates[w] <= now:
                 # The clock cannot resolve what is left of this transfer: it is finished.
                 done.append((w, heapq.heappop(flows)[2]))
                 self.n_active -= 1
             if not flows:
                 clocks[w] = 0.0
+                self.n_connections -= 1
                 emptied = True
         if emptied:
             self._forget_idle()
@@ -769,9 +792,26 @@ class _FifoLink:
 class _SeniorityLink(_MaxMinLink):
     """Weighted shares by connection age: the per-worker clocks of the max-min link, with
     rates from weighted water-filling instead of equal shares. Active connections are kept in
-    age order, so every call touches only them."""
+    age order, so every call touches only them.
 
-    __slots__ = ("by_age", "weights", "overtake", "rng")
+    The water-filling never divides by a weight: the connection at rank ``r`` of ``m`` gets
+    ``remaining / g(m - r)`` of what the older ones left, where ``g(k) = s^0 + ... + s^-(k-1)``
+    is the weight of the ``k`` connections from it on relative to its own. The weights
+    ``s^-rank`` themselves underflow to 0 past rank 1074 (``s = 2``; 323 for ``s = 10``), which
+    gave connections a rate of 0 (a division by zero in ``next_time``); a running total of them,
+    less each weight in turn, keeps only rounding noise after a few dozen ranks (``s = 1.5``: it
+    falls below the next weight at rank 87). ``g`` is a prefix sum of positive terms, at least
+    1, so every share is ``remaining`` or a part of it and ``remaining`` never goes negative.
+    For ``s = 2`` and up to 53 connections the result is the same, to the bit, as weight over
+    running total.
+
+    What is left halves from rank to rank (``s = 2``), so past rank 53 it is below the
+    resolution of the capacity itself (``capacity + remaining == capacity``): such connections
+    get no share at all, make no progress and finish at infinity until older ones leave. Only
+    the ``moving`` oldest connections are advanced, timed and re-rated, so each call costs
+    O(moving), about 53 at the default weight, not O(active): 4096 workers stay affordable."""
+
+    __slots__ = ("by_age", "group_weight", "moving", "overtake", "rng")
 
     def __init__(
         self, capacity_bps: float, worker_capacity_bps: float, n_workers: int, max_streams: int | None,
@@ -779,18 +819,22 @@ class _SeniorityLink(_MaxMinLink):
     ) -> None:
         super().__init__(capacity_bps, worker_capacity_bps, n_workers, max_streams)
         self.by_age: list[int] = []  # active connections, by rank: the heaviest first
-        self.weights = [seniority**-rank for rank in range(n_workers)]
+        self.moving = 0  # how many of them, from the oldest, have a share; the others' rates are not read
+        self.group_weight = _group_weights(seniority, n_workers)
         self.overtake = overtake
         self.rng = rng
 
     def _active_workers(self) -> list[int]:
-        return self.by_age
+        """The connections with a share: only they move their clocks, finish and carry bits."""
+        return self.by_age[: self.moving]
 
     def connections(self) -> int:
         return len(self.by_age)
 
     def _forget_idle(self) -> None:
-        self.by_age = [w for w in self.by_age if self.flows[w]]
+        # Only connections with a share can have emptied; the rest keep their order untouched.
+        flows, moving = self.flows, self.moving
+        self.by_age = [w for w in self.by_age[:moving] if flows[w]] + self.by_age[moving:]
 
     def _admit(self, now: float, worker: int, node: int, bits: float, seq: int) -> None:
         if not self.flows[worker]:
@@ -802,15 +846,31 @@ class _SeniorityLink(_MaxMinLink):
         super()._admit(now, worker, node, bits, seq)
 
     def _rerate(self) -> None:
-        remaining = self.capacity
-        weights, flows, rates, cap = self.weights, self.flows, self.rates, self.worker_capacity
-        weight_left = sum(weights[: len(self.by_age)])
+        remaining = capacity = self.capacity
+        group_weight, flows, rates, cap = self.group_weight, self.flows, self.rates, self.worker_capacity
+        left = len(self.by_age)  # connections from this rank on
+        moving = 0
         # Equal caps: the heaviest connections hit their cap first, so one pass in age order
         # is the weighted water-filling.
-        for rank, w in enumerate(self.by_age):
-            weight = weights[rank]
-            share = remaining * weight / weight_left
+        for w in self.by_age:
+            if capacity + remaining == capacity:
+                break  # what is left is below the capacity's resolution: no share for the rest
+            share = remaining / group_weight[left]
             rate = share if share < cap else cap
             rates[w] = rate / len(flows[w])
             remaining -= rate
-            weight_left -= weight
+            left -= 1
+            moving += 1
+        self.moving = moving
+
+
+def _group_weights(seniority: float, n_workers: int) -> list[float]:
+    """``g[k] = s^0 + s^-1 + ... + s^-(k-1)`` for ``k`` from 0 to ``n_workers``: the weight of
+    ``k`` consecutive connections relative to the oldest of them. Summed from the heaviest term
+    in the order ``sum(weights[:k])`` adds them, so small counts keep their former values."""
+    total = 0.0
+    group_weight = [total]
+    for rank in range(n_workers):
+        total += seniority**-rank
+        group_weight.append(total)
+    return group_weight

@@ -11,15 +11,18 @@ from __future__ import annotations
 import math
 import multiprocessing
 import os
+import signal
 import statistics
 import time
+from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from replay.calibration import Calibration, calibrate_compute_scale
 from replay.compiled import CompiledGraph, compile_graph
-from replay.engine import DurationModel, RunResult, one_step_time_s, simulate
+from replay.engine import DurationModel, ReplayTimeOverflow, RunResult, one_step_time_s, simulate
 from replay.link import LinkConfig, profiled_link
 from replay.order import OrderPolicy, order_policy
 from replay.sharing import DEFAULT_SHARING, SenioritySharing, SharingModel, sharing_model
@@ -31,6 +34,14 @@ from tracetool.stepgraph import StepGraph
 DEFAULT_MEASURED_STEPS = 40
 DEFAULT_WARMUP_STEPS = 2
 DEFAULT_SEEDS = 5
+
+# The most workers a replay accepts. The engine allocates per-worker state up front, so a count
+# far beyond this fails with MemoryError or OverflowError, not a message. Every sharing model has
+# been run at this count (docs/replay.md, "Many workers"); past it nobody has checked its numbers.
+MAX_REPLAY_WORKERS = 4096
+# The most ops one sweep may replay: about 2 hours on one core at the engine's typical speed.
+MAX_SIMULATED_OPS = 10**9
+ENGINE_OPS_PER_SECOND = 150_000
 
 
 @dataclass(frozen=True)
@@ -73,6 +84,8 @@ class ReplaySettings:
     warmup_steps: int = DEFAULT_WARMUP_STEPS
     seeds: int = DEFAULT_SEEDS
     seed: int = 0
+    # Mean op durations and evenly spread start offsets instead of draws. The overtake draws of
+    # seniority sharing and a random transfer order stay random: see ``varies_with_seed``.
     deterministic: bool = False
     jobs: int = 1
     calibrate: bool = True
@@ -103,7 +116,10 @@ class Prediction:
         return {
             "model": model,
             "link": asdict(self.link),
-            "settings": _finite_settings(asdict(self.settings)),
+            "settings": {
+                **_finite_settings(asdict(self.settings)),
+                "varies_with_seed": varies_with_seed(self.settings),
+            },
             "calibration": self.calibration.to_json_dict(),
             "batch_size": self.batch_size,
             "download_bytes_per_step": self.download_bytes_per_step,
@@ -113,6 +129,24 @@ class Prediction:
             "wall_time_s": self.wall_time_s,
             "points": [asdict(p) for p in self.points],
         }
+
+
+def varies_with_seed(settings: ReplaySettings) -> list[str]:
+    """What differs between the seeds of a point under ``settings``: empty when every seed
+    replays the same run, so the spread over seeds is zero.
+
+    ``deterministic`` fixes what is sampling noise of the profile: op durations (their means,
+    not draws from the samples) and the workers' start offsets (evenly spread over one step,
+    not drawn). It keeps the overtake draws of ``seniority`` sharing: whether a joining
+    connection overtakes the incumbents decides whether workers settle into a pipeline or
+    keep bunching, both real outcomes of one cluster (docs/replay.md), so their spread is the
+    model's honest uncertainty, not noise to average away. ``overtake = 0`` removes them."""
+    varies = [] if settings.deterministic else ["op durations", "start offsets"]
+    if settings.sharing == "seniority" and settings.overtake != 0.0:
+        varies.append("overtake draws")  # None: the default chance, which is positive
+    if settings.order == "random":
+        varies.append("transfer order")
+    return varies
 
 
 def _finite_settings(settings: dict[str, Any]) -> dict[str, Any]:
@@ -131,11 +165,16 @@ def link_bound_steps_per_second(compiled: CompiledGraph, link: LinkConfig) -> fl
 
 
 def check_workers(workers: list[int]) -> list[int]:
+    """The distinct worker counts in ascending order; refuses counts below 1 or above
+    ``MAX_REPLAY_WORKERS`` before anything is allocated for them."""
     if not workers:
         raise ToolError("give at least one worker count")
     for n in workers:
         if n < 1:
             raise ToolError(f"worker counts must be at least 1, got {n}")
+    largest = max(workers)  # the one to name when a range such as 1-5000 passes the limit
+    if largest > MAX_REPLAY_WORKERS:
+        raise ToolError(f"--workers {largest} is above the replay's limit of {MAX_REPLAY_WORKERS} workers")
     return sorted(set(workers))
 
 
@@ -144,6 +183,9 @@ _POOL_STATE: dict[str, Any] = {}
 
 
 def _pool_init(state: dict[str, Any]) -> None:
+    # A forked process inherits the command's SIGTERM-as-Ctrl-C handler; a pool process must
+    # simply end when the command terminates it.
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     _POOL_STATE.clear()
     _POOL_STATE.update(state)
 
@@ -169,7 +211,10 @@ def _run_one(task: tuple[int, int]) -> tuple[int, int, RunResult, float]:
 
 def _summarize(workers: int, runs: list[RunResult], batch_size: int, wall_s: float) -> Point:
     rates = [r.steps_per_second for r in runs]
-    mean = statistics.fmean(rates)
+    # The mean of equal rates can lie an ulp outside them (fmean divides their rounded sum by the
+    # count: five seeds at 0.8765145576561836 give ...835); readers and the plot's error bars
+    # expect min <= mean <= max.
+    mean = min(max(statistics.fmean(rates), min(rates)), max(rates))
     std = statistics.stdev(rates) if len(rates) > 1 else 0.0
 
     def avg(name: str) -> float:
@@ -229,10 +274,18 @@ def run_sweep(
         outcomes = [_run_one(task) for task in tasks]
     else:
         method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
-        with ProcessPoolExecutor(
+        pool = ProcessPoolExecutor(
             max_workers=jobs, mp_context=multiprocessing.get_context(method), initializer=_pool_init, initargs=(state,)
-        ) as pool:
+        )
+        try:
             outcomes = list(pool.map(_run_one, tasks))
+        except BaseException:
+            # Interrupted or failed: end the pool's processes now rather than let them finish the sweep.
+            for process in list(getattr(pool, "_processes", {}).values()):
+                process.terminate()
+            pool.shutdown(wait=True, cancel_futures=True)
+            raise
+        pool.shutdown()
     by_workers: dict[int, list[tuple[int, RunResult, float]]] = {}
     for n, seed, result, wall in outcomes:
         by_workers.setdefault(n, []).append((seed, result, wall))
@@ -247,17 +300,48 @@ def default_jobs() -> int:
     return max(1, min(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1, 8))
 
 
-def _prepare(
-    graph: StepGraph, link: LinkConfig | None, settings: ReplaySettings
-) -> tuple[CompiledGraph, LinkConfig, SharingModel, OrderPolicy, Calibration]:
+def check_settings(settings: ReplaySettings) -> None:
+    """Refuse settings no replay can run with, as a one-line error naming the option, before any
+    replay starts (a negative seed would otherwise fail deep inside numpy, and ``jobs`` below 1
+    would silently mean one process)."""
     if settings.measured_steps < 1:
         raise ToolError(f"--steps must be at least 1, got {settings.measured_steps}")
     if settings.warmup_steps < 0:
         raise ToolError(f"--warmup must be zero or more, got {settings.warmup_steps}")
     if settings.seeds < 1:
         raise ToolError(f"--seeds must be at least 1, got {settings.seeds}")
+    if settings.seed < 0:
+        raise ToolError(f"--seed must be zero or more, got {settings.seed}")
+    if settings.jobs < 1:
+        raise ToolError(f"--jobs must be at least 1, got {settings.jobs}")
     if settings.max_streams is not None and settings.max_streams < 1:
         raise ToolError(f"--max-streams must be at least 1, got {settings.max_streams}")
+
+
+def estimated_simulated_ops(n_nodes: int, workers: list[int], settings: ReplaySettings) -> int:
+    """Ops a sweep replays: every worker runs its warm-up and measured steps, once per seed."""
+    return n_nodes * sum(workers) * (settings.warmup_steps + settings.measured_steps) * settings.seeds
+
+
+def check_sweep_size(n_nodes: int, workers: list[int], settings: ReplaySettings) -> None:
+    """Refuse a sweep that would run for hours with no end in sight (``--steps 10**9``, ``--seeds 10**8``).
+
+    The pure-Python engine replays 40,000 to 180,000 ops per second and core (docs/replay.md,
+    "Speed"); past ``MAX_SIMULATED_OPS`` a sweep takes hours even on every core."""
+    ops = estimated_simulated_ops(n_nodes, workers, settings)
+    if ops > MAX_SIMULATED_OPS:
+        hours = ops / ENGINE_OPS_PER_SECOND / max(1, settings.jobs) / 3600
+        raise ToolError(
+            f"this sweep would replay about {ops:.2g} ops ({n_nodes} per step x workers x steps x {settings.seeds} "
+            f"seeds), some {hours:.0f} hours at {ENGINE_OPS_PER_SECOND:,} ops/s per job; the limit is "
+            f"{MAX_SIMULATED_OPS:.0e}: lower --steps, --seeds or the worker counts"
+        )
+
+
+def _prepare(
+    graph: StepGraph, link: LinkConfig | None, settings: ReplaySettings
+) -> tuple[CompiledGraph, LinkConfig, SharingModel, OrderPolicy, Calibration]:
+    check_settings(settings)
     try:
         sharing = sharing_model(settings.sharing, settings.max_streams, settings.seniority, settings.overtake,
                                 settings.overtake_time_s)
@@ -295,6 +379,15 @@ def predict(
     """Calibrate, then replay every worker count; see ``predict_throughput`` for the short form."""
     began = time.perf_counter()
     workers = check_workers(list(workers))
+    check_settings(settings)
+    check_sweep_size(len(graph.nodes), workers, settings)
+    with _overflow_is_user_error():
+        return _predict(graph, workers, link, settings, began)
+
+
+def _predict(
+    graph: StepGraph, workers: list[int], link: LinkConfig | None, settings: ReplaySettings, began: float
+) -> Prediction:
     compiled, link, sharing, order, calibration = _prepare(graph, link, settings)
     if isinstance(sharing, SenioritySharing):
         # record the values used, not "default"
@@ -328,6 +421,14 @@ def record_timeline(
     calibration: Calibration | None = None,
 ) -> tuple[RunResult, CompiledGraph, LinkConfig]:
     """Replay the first ``steps`` steps of every worker and keep what happened, for a timeline."""
+    with _overflow_is_user_error():
+        return _record_timeline(graph, workers, link, settings, steps, calibration)
+
+
+def _record_timeline(
+    graph: StepGraph, workers: int, link: LinkConfig | None, settings: ReplaySettings, steps: int,
+    calibration: Calibration | None,
+) -> tuple[RunResult, CompiledGraph, LinkConfig]:
     compiled, link, sharing, order, found = _prepare(
         graph, link, settings if calibration is None else _no_cal(settings)
     )
@@ -348,6 +449,16 @@ def record_timeline(
         stagger_s=one_step,
     )
     return result, compiled, link
+
+
+@contextmanager
+def _overflow_is_user_error() -> Iterator[None]:
+    """Times that overflow come from the link the user gave (a bandwidth of 1e-300 bit/s, a
+    latency of 1e308 s), not from a defect: report them as a one-line error."""
+    try:
+        yield
+    except ReplayTimeOverflow as exc:
+        raise ToolError(str(exc)) from None
 
 
 def _no_cal(settings: ReplaySettings) -> ReplaySettings:

@@ -7,6 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from replay.synthetic import chain_graph
+from tracetool.stepgraph import save_stepgraph
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 TRACES_DIR = REPO_ROOT / "traces"
 REAL_TRACES_DIR = REPO_ROOT.parent / "shared" / "realtraces"
@@ -22,3 +25,18 @@ def real_trace_files() -> list[Path]:
 
 
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="real clusters run in network namespaces, which need root")
+
+
+@pytest.fixture
+def graph_file(tmp_path: Path) -> Path:
+    """A small chain step graph (download, 3 ms compute, upload) with a profiled link, saved as JSON."""
+    model = {"name": "chain", "batch_size": 16, "untraced_step_time_s": {"mean": 0.004, "std": 0.0, "samples": [0.004]}}
+    calibration = {"download_bandwidth_bps": 1e9, "upload_bandwidth_bps": 1e9, "per_transfer_overhead_s": 1e-4}
+    path = tmp_path / "graph.json"
+    save_stepgraph(
+        chain_graph(
+            compute_us=3000.0, download_bytes=50_000, upload_bytes=50_000, model=model, link_calibration=calibration
+        ),
+        path,
+    )
+    return path

@@ -10,24 +10,8 @@ from pathlib import Path
 import pytest
 
 from replay.cli import main
-from replay.synthetic import chain_graph
 from tests.conftest import REPO_ROOT
 from tracetool.outputs import MARKER_FILE
-from tracetool.stepgraph import save_stepgraph
-
-
-@pytest.fixture
-def graph_file(tmp_path: Path) -> Path:
-    model = {"name": "chain", "batch_size": 16, "untraced_step_time_s": {"mean": 0.004, "std": 0.0, "samples": [0.004]}}
-    calibration = {"download_bandwidth_bps": 1e9, "upload_bandwidth_bps": 1e9, "per_transfer_overhead_s": 1e-4}
-    path = tmp_path / "graph.json"
-    save_stepgraph(
-        chain_graph(
-            compute_us=3000.0, download_bytes=50_000, upload_bytes=50_000, model=model, link_calibration=calibration
-        ),
-        path,
-    )
-    return path
 
 
 def run_replay(*args: str) -> subprocess.CompletedProcess[str]:

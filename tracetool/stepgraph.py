@@ -33,6 +33,23 @@ COMPUTE = "compute"  # op on the worker
 PS_COMPUTE = "ps_compute"  # op on the PS (variable reads, optimizer updates)
 NODE_KINDS = (STEP_START, STEP_END, DOWNLOAD, UPLOAD, COMPUTE, PS_COMPUTE)
 TRANSFER_KINDS = (DOWNLOAD, UPLOAD)
+EDGE_KINDS = ("data", "control")
+REBUILD_FIX = "rebuild it with 'tracetool graph'"
+
+# Limits past which a figure is a damaged file, not a measurement. Bytes stay exact in the
+# float64 arithmetic of the replay up to 2**53; no profiled step lasts a day.
+MAX_BYTES = 2**53
+MAX_COUNT = 2**53
+MAX_DURATION_US = 86_400e6
+MAX_DURATION_S = 86_400.0
+# A calibrated bandwidth of 0 means "not calibrated"; otherwise no profiling link is slower than
+# a kilobit per second (a replay would take ages) nor faster than a petabit per second.
+MIN_BANDWIDTH_BPS = 1e3
+MAX_BANDWIDTH_BPS = 1e15
+# A mean is the mean of its samples, up to the rounding of whoever summed them (float32 writers
+# round to about 7 digits); anything further off means the samples or the mean were edited.
+MEAN_RELATIVE_TOLERANCE = 1e-6
+MEAN_ABSOLUTE_TOLERANCE = 1e-12
 
 
 @dataclass(frozen=True)
@@ -109,26 +126,49 @@ class StepGraph:
             graph.add_edge(edge.src, edge.dst, kind=edge.kind)
         return graph
 
-    def check_invariants(self) -> None:
-        """Raise ToolError unless the graph is a DAG that flows from its one start to its one end."""
+    def check_invariants(self, origin: str = "step graph", fix: str = REBUILD_FIX) -> None:
+        """Raise a one-line ToolError unless the graph keeps the schema's guarantees: one start and one
+        end, ids 0..n-1, acyclic, every node on a path from start to end, downloads carrying the
+        parameters. ``origin`` names the file and ``fix`` says what to do, for the message."""
         starts = self.node_ids_of_kind(STEP_START)
         ends = self.node_ids_of_kind(STEP_END)
         if len(starts) != 1 or len(ends) != 1:
             raise ToolError(
-                f"step graph needs exactly one step_start and one step_end, has {len(starts)} and {len(ends)}"
+                f"{origin}: a step graph needs exactly one step_start and one step_end node, this one has "
+                f"{len(starts)} and {len(ends)}; {fix}"
             )
-        ids = [n.id for n in self.nodes]
-        if ids != list(range(len(ids))):
-            raise ToolError("step graph node ids must be 0..n-1 in order")
+        for index, node in enumerate(self.nodes):
+            if node.id != index:
+                raise ToolError(
+                    f"{origin}: {_node_label(node)} sits at position {index}: node ids must be "
+                    f"0..n-1 in list order; {fix}"
+                )
         graph = self.to_networkx()
         if not nx.is_directed_acyclic_graph(graph):
-            cycle = nx.find_cycle(graph)
-            raise ToolError(f"step graph has a cycle through node {cycle[0][0]}")
+            cycle_node = self.nodes[nx.find_cycle(graph)[0][0]]
+            raise ToolError(f"{origin}: the edges make a cycle through {_node_label(cycle_node)}; {fix}")
         reachable = nx.descendants(graph, starts[0]) | {starts[0]}
         reaching = nx.ancestors(graph, ends[0]) | {ends[0]}
-        stray = [n.name for n in self.nodes if n.id not in reachable or n.id not in reaching]
+        stray = [_node_label(n) for n in self.nodes if n.id not in reachable or n.id not in reaching]
         if stray:
-            raise ToolError(f"step graph nodes not on a path from step_start to step_end: {', '.join(stray[:5])}")
+            more = f" and {len(stray) - 3} more" if len(stray) > 3 else ""
+            raise ToolError(f"{origin}: {', '.join(stray[:3])}{more} not on a path from step_start to step_end; {fix}")
+        self._check_parameter_bytes(origin, fix)
+
+    def _check_parameter_bytes(self, origin: str, fix: str) -> None:
+        """The downloads, apart from the extra tensors, carry exactly the model's parameters: the
+        link load of a step rests on this sum, so a lost or invented byte is a different model."""
+        expected = self.model.get("parameter_bytes")
+        if not isinstance(expected, int) or isinstance(expected, bool):
+            return  # foreign traces carry no parameter facts
+        extra = sum(e.get("bytes", 0) for e in self.extra_tensors if e.get("direction") == DOWNLOAD)
+        carried = self.bytes_of_kind(DOWNLOAD) - extra
+        if carried != expected:
+            raise ToolError(
+                f"{origin}: the downloads carry {carried} parameter bytes (all {self.bytes_of_kind(DOWNLOAD)} "
+                f"download bytes minus {extra} of extra_tensors), but model field 'parameter_bytes' is "
+                f"{expected}; {fix}"
+            )
 
     def to_json_dict(self) -> dict[str, Any]:
         nodes = []
@@ -152,71 +192,310 @@ class StepGraph:
         }
 
 
-def stepgraph_from_json_dict(data: Any, origin: str = "step graph") -> StepGraph:
-    """Parse and check a step-graph document; every defect becomes a one-line ToolError."""
+def _shown(value: Any, limit: int = 60) -> str:
+    """A value as JSON on one line (escapes keep names with newlines on one line), cut short."""
+    try:
+        text = json.dumps(value, ensure_ascii=True)
+    except (TypeError, ValueError):  # not JSON, or an integer of more digits than Python converts
+        text = f"<{type(value).__name__}>"
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _node_label(node: StepNode) -> str:
+    return f"node {node.id} ({_shown(node.name, limit=100)})"
+
+
+def _out_of_range(value: float, maximum: float, unit: str = "") -> str:
+    """Why a figure outside 0..maximum is refused, with the limit in words where it has a reason."""
+    shown = f"{value:g}" if isinstance(value, float) else _shown(value)
+    if value < 0:
+        return f"is {shown}, negative"
+    if maximum == 2**53:
+        return f"is {shown}, above 2**53"
+    reason = " (a day)" if maximum in (MAX_DURATION_US, MAX_DURATION_S) else ""
+    return f"is {shown}, above {maximum:g}{unit}{reason}"
+
+
+@dataclass(frozen=True)
+class _Place:
+    """Where a value sits in a step-graph document (file, record), so every refusal says where and how to fix it."""
+
+    origin: str
+    record: str  # "node 12 (\"fc1/MatMul\")", "model", "edge 3"
+    fix: str
+
+    def refuse(self, key: str, problem: str) -> ToolError:
+        return ToolError(f"{self.origin}: {self.record} field '{key}' {problem}; {self.fix}")
+
+
+_MISSING = object()
+
+
+def _field(obj: dict[str, Any], key: str, place: _Place, default: Any) -> Any:
+    """The value at ``key``; ``default`` when absent, or a refusal when ``default`` is ``_MISSING``."""
+    if key in obj:
+        return obj[key]
+    if default is _MISSING:
+        raise place.refuse(key, "is missing")
+    return default
+
+
+def _string(obj: dict[str, Any], key: str, place: _Place, default: Any = _MISSING) -> str:
+    value = _field(obj, key, place, default)
+    if not isinstance(value, str):
+        raise place.refuse(key, f"is {_shown(value)}, not a string")
+    return value
+
+
+def _whole(obj: dict[str, Any], key: str, place: _Place, default: Any = _MISSING, *, maximum: int = MAX_COUNT) -> int:
+    """A whole number in 0..maximum; ``4096.0`` is accepted (some JSON writers only know floats)."""
+    value = _field(obj, key, place, default)
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise place.refuse(key, f"is {_shown(value)}, not a whole number")
+    if isinstance(value, float) and not (math.isfinite(value) and value.is_integer()):
+        raise place.refuse(key, f"is {_shown(value)}, not a whole number")
+    if not 0 <= value <= maximum:
+        raise place.refuse(key, _out_of_range(value, maximum))
+    return int(value)
+
+
+def _number(
+    obj: dict[str, Any], key: str, place: _Place, default: Any = _MISSING, *, maximum: float, unit: str = ""
+) -> float:
+    """A finite number in [0, maximum]: times, rates and counts of a measured step are never negative."""
+    return _checked_number(_field(obj, key, place, default), key, place, maximum, unit)
+
+
+def _checked_number(value: Any, key: str, place: _Place, maximum: float, unit: str = "") -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise place.refuse(key, f"is {_shown(value)}, not a number")
+    # Only floats can be NaN or infinite; an integer of 400 digits is finite, and too big for a float.
+    if isinstance(value, float) and not math.isfinite(value):
+        raise place.refuse(key, f"is {_shown(value)}, not a finite number")
+    if not 0 <= value <= maximum:
+        raise place.refuse(key, _out_of_range(value, maximum, unit))
+    return float(value)
+
+
+def _object(obj: dict[str, Any], key: str, place: _Place, default: Any = _MISSING) -> dict[str, Any]:
+    value = _field(obj, key, place, default)
+    if not isinstance(value, dict):
+        raise place.refuse(key, f"is {_shown(value)}, not an object")
+    return value
+
+
+def _list(obj: dict[str, Any], key: str, place: _Place, default: Any = _MISSING) -> list[Any]:
+    value = _field(obj, key, place, default)
+    if not isinstance(value, list):
+        raise place.refuse(key, f"is {_shown(value)}, not a list")
+    return value
+
+
+def _one_of(obj: dict[str, Any], key: str, place: _Place, choices: tuple[str, ...], default: Any = _MISSING) -> str:
+    value = _field(obj, key, place, default)
+    if value not in choices:
+        raise place.refuse(key, f"is {_shown(value)}, not one of {', '.join(choices)}")
+    return value
+
+
+def _samples(
+    stats: dict[str, Any], mean_key: str, samples_key: str, place: _Place, maximum: float, unit: str
+) -> tuple[float, tuple[float, ...]]:
+    """A mean and its samples, checked for agreement: replay draws from the samples and reports the mean."""
+    mean = _number(stats, mean_key, place, maximum=maximum, unit=unit)
+    raw = _list(stats, samples_key, place, default=[])
+    samples = tuple(_checked_number(v, f"{samples_key}[{i}]", place, maximum, unit) for i, v in enumerate(raw))
+    if samples:
+        expected = math.fsum(samples) / len(samples)
+        tolerance = MEAN_RELATIVE_TOLERANCE * max(samples) + MEAN_ABSOLUTE_TOLERANCE
+        if abs(mean - expected) > tolerance:
+            raise place.refuse(mean_key, f"is {mean:g}, but its {len(samples)} samples average {expected:g}")
+    return mean, samples
+
+
+@dataclass(frozen=True)
+class _SubPlace(_Place):
+    """A place inside a nested object of a record: field names read ``duration.mean_us``."""
+
+    prefix: str = ""
+
+    def refuse(self, key: str, problem: str) -> ToolError:
+        return super().refuse(f"{self.prefix}.{key}", problem)
+
+
+def _node_from_json(raw: Any, index: int, origin: str, fix: str) -> StepNode:
+    place = _Place(origin, f"node #{index}", fix)
+    if not isinstance(raw, dict):
+        raise ToolError(f"{origin}: node #{index} is {_shown(raw)}, not an object; {fix}")
+    node_id = _whole(raw, "id", place)
+    name = _string(raw, "name", _Place(origin, f"node {node_id}", fix))
+    place = _Place(origin, f"node {node_id} ({_shown(name, limit=100)})", fix)
+    if node_id != index:
+        raise place.refuse("id", f"is {node_id} at position {index}; ids must be 0..n-1 in list order")
+    kind = _one_of(raw, "kind", place, NODE_KINDS)
+    duration = _object(raw, "duration", place)
+    inner = _SubPlace(origin, place.record, fix, "duration")
+    mean_us, samples_us = _samples(duration, "mean_us", "samples_us", inner, MAX_DURATION_US, " us")
+    if kind in TRANSFER_KINDS:
+        size = _whole(raw, "bytes", place, maximum=MAX_BYTES)
+    else:
+        size = _whole(raw, "bytes", place, default=0, maximum=MAX_BYTES)
+        if size:
+            raise place.refuse("bytes", f"is {size}, but only transfers carry bytes ({kind} nodes have 0)")
+    return StepNode(
+        id=node_id,
+        kind=kind,
+        name=name,
+        device=_string(raw, "device", place, default=""),
+        lane=_string(raw, "lane", place, default=""),
+        duration=DurationStats(
+            mean_us, _number(duration, "std_us", inner, maximum=MAX_DURATION_US, unit=" us"), samples_us
+        ),
+        start_offset_us=_number(raw, "start_offset_us", place, default=0.0, maximum=MAX_DURATION_US, unit=" us"),
+        gap_us=_number(raw, "gap_us", place, default=0.0, maximum=MAX_DURATION_US, unit=" us"),
+        op=_string(raw, "op", place, default=""),
+        bytes=size,
+        tensor=_string(raw, "tensor", place, default=""),
+    )
+
+
+def _edge_from_json(raw: Any, index: int, n_nodes: int, origin: str, fix: str) -> StepEdge:
+    if not isinstance(raw, dict):
+        raise ToolError(f"{origin}: edge #{index} is {_shown(raw)}, not an object; {fix}")
+    place = _Place(origin, f"edge #{index}", fix)
+    ends = []
+    for key in ("src", "dst"):
+        node = _whole(raw, key, place)
+        if node >= n_nodes:
+            raise place.refuse(key, f"is {node}, but the graph has nodes 0..{n_nodes - 1}")
+        ends.append(node)
+    return StepEdge(ends[0], ends[1], _one_of(raw, "kind", place, EDGE_KINDS, default="data"))
+
+
+def _check_step_time(model: dict[str, Any], key: str, place: _Place) -> None:
+    """A measured step time ``{mean, std, samples}`` in seconds; calibration aims at its mean."""
+    if key not in model:
+        return
+    stats = _object(model, key, place)
+    inner = _SubPlace(place.origin, place.record, place.fix, key)
+    _samples(stats, "mean", "samples", inner, MAX_DURATION_S, " s")
+    _number(stats, "std", inner, default=0.0, maximum=MAX_DURATION_S, unit=" s")
+
+
+def _model_from_json(model: dict[str, Any], origin: str, fix: str) -> dict[str, Any]:
+    """The model facts replay reads (names, batch, parameter bytes, step times) in their types and ranges."""
+    place = _Place(origin, "model", fix)
+    facts = dict(model)
+    for key in ("name", "optimizer"):
+        _string(model, key, place, default="")
+    for key in ("batch_size", "parameter_count", "intra_op_threads", "inter_op_threads", "parameter_bytes"):
+        if key in model:  # stored as int, so 4096.0 counts the same as 4096 from here on
+            facts[key] = _whole(model, key, place, maximum=MAX_BYTES if key == "parameter_bytes" else MAX_COUNT)
+    for key in ("untraced_step_time_s", "traced_step_time_s"):
+        _check_step_time(model, key, place)
+    if "untraced_steps_per_second" in model:
+        rate = _number(model, "untraced_steps_per_second", place, maximum=1e9, unit=" steps/s")
+        if 0 < rate < 1.0 / MAX_DURATION_S:
+            raise place.refuse("untraced_steps_per_second", f"is {rate:g}: a step would last over a day")
+    return facts
+
+
+def _source_from_json(source: dict[str, Any], origin: str, fix: str) -> dict[str, Any]:
+    place = _Place(origin, "source", fix)
+    for key in ("kind", "path", "tensorflow_version"):
+        _string(source, key, place, default="")
+    facts = dict(source)
+    if "traced_steps" in source:
+        facts["traced_steps"] = _whole(source, "traced_steps", place)
+    if not isinstance(source.get("has_ps_transfers", False), bool):
+        raise place.refuse("has_ps_transfers", f"is {_shown(source['has_ps_transfers'])}, not true or false")
+    return facts
+
+
+_CALIBRATION_LIMITS = {
+    "download_bandwidth_bps": (MAX_BANDWIDTH_BPS, " bit/s"),
+    "upload_bandwidth_bps": (MAX_BANDWIDTH_BPS, " bit/s"),
+    "per_transfer_overhead_s": (MAX_DURATION_S, " s"),
+}
+
+
+def _link_calibration_from_json(calibration: dict[str, Any], origin: str, fix: str) -> dict[str, float]:
+    """Every calibration figure is a finite, non-negative number (0 bandwidth: not calibrated)."""
+    place = _Place(origin, "link_calibration", fix)
+    figures = {}
+    for key in calibration:
+        maximum, unit = _CALIBRATION_LIMITS.get(key, (float(MAX_COUNT), ""))
+        figures[key] = _number(calibration, key, place, maximum=maximum, unit=unit)
+    for key in ("download_bandwidth_bps", "upload_bandwidth_bps"):
+        if 0.0 < figures.get(key, 0.0) < MIN_BANDWIDTH_BPS:
+            raise place.refuse(key, f"is {figures[key]:g}: 0 (not calibrated) or at least {MIN_BANDWIDTH_BPS:g} bit/s")
+    return figures
+
+
+def _extra_tensor_from_json(raw: Any, index: int, origin: str, fix: str) -> dict[str, Any]:
+    if not isinstance(raw, dict):
+        raise ToolError(f"{origin}: extra_tensors #{index} is {_shown(raw)}, not an object; {fix}")
+    place = _Place(origin, f"extra_tensors #{index}", fix)
+    return {
+        **raw,
+        "tensor": _string(raw, "tensor", place),
+        "bytes": _whole(raw, "bytes", place, maximum=MAX_BYTES),
+        "direction": _one_of(raw, "direction", place, TRANSFER_KINDS),
+    }
+
+
+def _check_header(data: Any, origin: str, fix: str) -> None:
     if not isinstance(data, dict) or data.get("schema") != SCHEMA_NAME:
         raise ToolError(
             f'{origin} is not a step graph (no "schema": "{SCHEMA_NAME}"); make one with \'tracetool graph\''
         )
     version = data.get("schema_version")
-    if version != SCHEMA_VERSION:
+    if isinstance(version, bool) or version != SCHEMA_VERSION:
         raise ToolError(
-            f"{origin} has step-graph schema version {version}, this tool reads version {SCHEMA_VERSION}; "
-            "rebuild it with 'tracetool graph'"
+            f"{origin} has step-graph schema version {_shown(version)}, this tool reads version {SCHEMA_VERSION}; {fix}"
         )
-    try:
-        nodes = [
-            StepNode(
-                id=int(n["id"]),
-                kind=str(n["kind"]),
-                name=str(n["name"]),
-                device=str(n.get("device", "")),
-                lane=str(n.get("lane", "")),
-                duration=DurationStats(
-                    float(n["duration"]["mean_us"]),
-                    float(n["duration"]["std_us"]),
-                    tuple(float(s) for s in n["duration"]["samples_us"]),
-                ),
-                start_offset_us=float(n.get("start_offset_us", 0.0)),
-                gap_us=float(n.get("gap_us", 0.0)),
-                op=str(n.get("op", "")),
-                bytes=int(n.get("bytes", 0)),
-                tensor=str(n.get("tensor", "")),
-            )
-            for n in data["nodes"]
-        ]
-        edges = [StepEdge(int(e["src"]), int(e["dst"]), str(e.get("kind", "data"))) for e in data["edges"]]
-    except (KeyError, TypeError, ValueError) as exc:
-        raise ToolError(
-            f"{origin} is a damaged step graph ({type(exc).__name__}: {exc}); rebuild it with 'tracetool graph'"
-        ) from None
-    unknown = sorted({n.kind for n in nodes} - set(NODE_KINDS))
-    if unknown:
-        raise ToolError(f"{origin} has unknown node kinds {unknown}")
-    for edge in edges:
-        if not (0 <= edge.src < len(nodes) and 0 <= edge.dst < len(nodes)):
-            raise ToolError(f"{origin} has an edge {edge.src}->{edge.dst} to a node that does not exist")
+
+
+def stepgraph_from_json_dict(data: Any, origin: str = "step graph", fix: str = REBUILD_FIX) -> StepGraph:
+    """Parse and check a step-graph document against docs/stepgraph-schema.md.
+
+    Every check the schema promises is made here, once, so replay can trust what it reads: a
+    damaged file becomes a one-line ToolError naming ``origin``, the record and the field, and
+    ending in ``fix``, instead of a traceback or a silently different prediction.
+    """
+    _check_header(data, origin, fix)
+    top = _Place(origin, "top-level", fix)
+    nodes = [_node_from_json(raw, i, origin, fix) for i, raw in enumerate(_list(data, "nodes", top))]
+    edges = [_edge_from_json(raw, i, len(nodes), origin, fix) for i, raw in enumerate(_list(data, "edges", top))]
     graph = StepGraph(
         nodes=nodes,
         edges=edges,
-        model=dict(data.get("model", {})),
-        source=dict(data.get("source", {})),
-        link_calibration={k: float(v) for k, v in dict(data.get("link_calibration", {})).items()},
-        extra_tensors=list(data.get("extra_tensors", [])),
+        model=_model_from_json(_object(data, "model", top, default={}), origin, fix),
+        source=_source_from_json(_object(data, "source", top, default={}), origin, fix),
+        link_calibration=_link_calibration_from_json(_object(data, "link_calibration", top, default={}), origin, fix),
+        extra_tensors=[
+            _extra_tensor_from_json(raw, i, origin, fix) for i, raw in enumerate(_list(data, "extra_tensors", top, []))
+        ],
     )
-    graph.check_invariants()
+    graph.check_invariants(origin, fix)
     return graph
 
 
 def load_stepgraph(path: str | os.PathLike[str]) -> StepGraph:
+    """Read and check a step-graph file; every problem with it is a one-line ToolError."""
     path = Path(path)
     if not path.exists():
         raise ToolError(f"step graph {path} does not exist; make one with 'tracetool graph PROFILE_DIR --out {path}'")
     if path.is_dir():
         raise ToolError(f"{path} is a directory; give the step-graph JSON file made by 'tracetool graph'")
     try:
-        data = json.loads(path.read_text())
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        text = path.read_bytes()
+    except OSError as exc:
+        raise ToolError(f"cannot read step graph {path} ({exc.strerror or type(exc).__name__})") from None
+    try:
+        data = json.loads(text)
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        # ValueError covers JSONDecodeError and integers too long to convert; RecursionError, nesting too deep.
         raise ToolError(
             f"{path} is not valid JSON ({exc.__class__.__name__}); give a step graph made by 'tracetool graph'"
         ) from None
@@ -224,5 +503,12 @@ def load_stepgraph(path: str | os.PathLike[str]) -> StepGraph:
 
 
 def save_stepgraph(graph: StepGraph, path: str | os.PathLike[str]) -> None:
-    graph.check_invariants()
-    write_text_atomically(path, json.dumps(graph.to_json_dict(), indent=1) + "\n")
+    """Write the graph after reading it back through the reader: a file that ``replay`` would
+    refuse is never written, and write and read check exactly the same promises."""
+    text = json.dumps(graph.to_json_dict(), indent=1) + "\n"
+    stepgraph_from_json_dict(
+        json.loads(text),
+        origin=f"the step graph for {path}",
+        fix="nothing was written; this is a bug of the graph builder, please report it with the trace",
+    )
+    write_text_atomically(path, text)
