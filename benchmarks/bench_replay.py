@@ -18,15 +18,15 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import replay  # noqa: E402
-from replay.compiled import compile_graph  # noqa: E402
-from replay.engine import DurationModel, simulate  # noqa: E402
-from replay.link import target_link  # noqa: E402
+from replay.engine.compiled import compile_graph  # noqa: E402
+from replay.engine.link import target_link  # noqa: E402
+from replay.engine.loop import DurationModel, simulate  # noqa: E402
 from replay.sweep import ReplaySettings, default_jobs, predict  # noqa: E402
-from tracetool.stepgraph import load_stepgraph  # noqa: E402
+from tracetool.graph.stepgraph import load_stepgraph  # noqa: E402
 
 
 def ops_per_second(path: Path, workers: int, bandwidth_bps: float, sharing: str, steps: int) -> tuple[float, int]:
-    from replay.sharing import sharing_model
+    from replay.engine.sharing import sharing_model
 
     graph = load_stepgraph(path)
     compiled = compile_graph(graph)

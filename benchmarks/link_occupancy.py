@@ -31,8 +31,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tracetool.read_runmetadata import read_runmetadata  # noqa: E402
-from tracetool.trace_records import job_of  # noqa: E402
+from tracetool.graph.read_runmetadata import read_runmetadata  # noqa: E402
+from tracetool.graph.trace_records import job_of  # noqa: E402
 
 # per worker: kind ("down", "up", "compute") -> list of (start_us, end_us)
 Intervals = dict[int, dict[str, list[tuple[float, float]]]]

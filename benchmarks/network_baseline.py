@@ -12,7 +12,7 @@ dynamics, not to a lack of work.
 
 From the seconds each direction had exactly one transfer in flight and two or more, and the
 bits it delivered, it fits the link's contention efficiency (the share of the line contending
-connections deliver; ``tracetool.link_probe.fit_contention_efficiency``, which
+connections deliver; ``tracetool.measure.link_probe.fit_contention_efficiency``, which
 ``tracetool validate --contention-efficiency probe`` runs by itself) and replays the probe again
 with it. With that efficiency it then replays the probe for a range of the seniority model's
 ``overtake`` chance, held constant, and prints the one that fits the measured 2+ workers best
@@ -39,11 +39,11 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from replay import LinkConfig, ReplaySettings, predict_throughput, target_link  # noqa: E402
-from replay.sharing import DEFAULT_OVERTAKE, DEFAULT_OVERTAKE_TIME_S  # noqa: E402
+from replay.engine.sharing import DEFAULT_OVERTAKE, DEFAULT_OVERTAKE_TIME_S  # noqa: E402
 from replay.synthetic import chain_graph  # noqa: E402
-from tracetool.link_probe import ProbePoint, fit_contention_efficiency, probe_point  # noqa: E402
-from tracetool.stepgraph import StepGraph  # noqa: E402
-from tracetool.topology import parse_bandwidth_bps  # noqa: E402
+from tracetool.cluster.topology import parse_bandwidth_bps  # noqa: E402
+from tracetool.graph.stepgraph import StepGraph  # noqa: E402
+from tracetool.measure.link_probe import ProbePoint, fit_contention_efficiency, probe_point  # noqa: E402
 
 
 def main() -> None:

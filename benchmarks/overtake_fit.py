@@ -1,7 +1,7 @@
 """Fit the replay's overtake law to measured clusters, leaving one model out at a time.
 
 Why: a joining connection overtakes the incumbents at a chance that a one-worker profile cannot
-show. The network probe (``tracetool.link_probe``) fits one constant for short transfers, but for
+show. The network probe (``tracetool.measure.link_probe``) fits one constant for short transfers, but for
 long ones it keeps bunching where TensorFlow's clusters keep a pipeline (three workers of mlp's
 shape at 100mbit: the probe 1.0-1.14 steps/s with one TCP or gRPC connection per direction,
 TensorFlow 1.16-1.21 in six runs out of six). So the law is fitted to the measured clusters
@@ -32,11 +32,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from validation_table import CPU_SHARE_OF_MACHINE  # noqa: E402
 
-from replay.compiled import compile_graph  # noqa: E402
-from replay.sharing import DEFAULT_OVERTAKE, DEFAULT_OVERTAKE_TIME_S  # noqa: E402
+from replay.engine.compiled import compile_graph  # noqa: E402
+from replay.engine.sharing import DEFAULT_OVERTAKE, DEFAULT_OVERTAKE_TIME_S  # noqa: E402
 from replay.sweep import ReplaySettings, predict  # noqa: E402
-from tracetool.stepgraph import load_stepgraph  # noqa: E402
-from tracetool.validate import measured_link  # noqa: E402
+from tracetool.graph.stepgraph import load_stepgraph  # noqa: E402
+from tracetool.measure.validate import measured_link  # noqa: E402
 
 CHANCES = np.round(np.arange(0.0, 0.51, 0.05), 3)
 TIMES_S = np.round(np.arange(0.005, 0.0801, 0.005), 3)

@@ -27,8 +27,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tracetool.read_runmetadata import read_runmetadata  # noqa: E402
-from tracetool.trace_records import StepTrace, job_of  # noqa: E402
+from tracetool.graph.read_runmetadata import read_runmetadata  # noqa: E402
+from tracetool.graph.trace_records import StepTrace, job_of  # noqa: E402
 
 
 def breakdown(trace: StepTrace) -> dict[str, float]:

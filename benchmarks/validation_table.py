@@ -21,7 +21,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from tracetool.atomic_files import write_text_atomically  # noqa: E402
-from tracetool.topology import format_bandwidth  # noqa: E402
+from tracetool.cluster.topology import format_bandwidth  # noqa: E402
 
 MODEL_ORDER = ["alexnet", "vgg", "inception", "resnet", "mlp"]
 

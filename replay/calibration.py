@@ -14,11 +14,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from replay.compiled import KIND_COMPUTE, KIND_DOWNLOAD, KIND_PS, KIND_UPLOAD, CompiledGraph
-from replay.engine import one_step_time_s
-from replay.link import LinkConfig
-from replay.order import OrderPolicy
-from replay.sharing import SharingModel
+from replay.engine.compiled import KIND_COMPUTE, KIND_DOWNLOAD, KIND_PS, KIND_UPLOAD, CompiledGraph
+from replay.engine.link import LinkConfig
+from replay.engine.loop import one_step_time_s
+from replay.engine.order import OrderPolicy
+from replay.engine.sharing import SharingModel
 from tracetool.errors import ToolError
 
 _RELATIVE_TOLERANCE = 1e-6

@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from replay.sharing import DEFAULT_SHARING
+from replay.engine.sharing import DEFAULT_SHARING
 from replay.sweep import MAX_REPLAY_WORKERS
 from tracetool.cli_support import OneLineParser, run_command
 from tracetool.errors import ToolError

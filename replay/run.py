@@ -10,13 +10,13 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from replay.link import DEFAULT_MTU, target_link
+from replay.engine.link import DEFAULT_MTU, target_link
 from replay.report import format_table, write_outputs
 from replay.sweep import Prediction, ReplaySettings, check_settings, check_workers, predict, record_timeline
 from replay.timeline import chrome_trace
 from tracetool.errors import ToolError
+from tracetool.graph.stepgraph import load_stepgraph
 from tracetool.outputs import check_output_folder, output_folder
-from tracetool.stepgraph import load_stepgraph
 
 # Timelines hold the first few steps; past this many op events they hold fewer steps.
 TIMELINE_STEPS = 3

@@ -21,13 +21,13 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from replay.calibration import Calibration, calibrate_compute_scale
-from replay.compiled import CompiledGraph, compile_graph
-from replay.engine import DurationModel, ReplayTimeOverflow, RunResult, one_step_time_s, simulate
-from replay.link import LinkConfig, profiled_link
-from replay.order import OrderPolicy, order_policy
-from replay.sharing import DEFAULT_SHARING, SenioritySharing, SharingModel, sharing_model
+from replay.engine.compiled import CompiledGraph, compile_graph
+from replay.engine.link import LinkConfig, profiled_link
+from replay.engine.loop import DurationModel, ReplayTimeOverflow, RunResult, one_step_time_s, simulate
+from replay.engine.order import OrderPolicy, order_policy
+from replay.engine.sharing import DEFAULT_SHARING, SenioritySharing, SharingModel, sharing_model
 from tracetool.errors import ToolError
-from tracetool.stepgraph import StepGraph
+from tracetool.graph.stepgraph import StepGraph
 
 # Measured in docs/replay.md ("How many steps"): with 2 warm-up steps per worker, 40 measured
 # steps per worker keep the seed-to-seed spread of steps/s within about 1% on the zoo graphs.

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import random
 
-from tracetool.stepgraph import (
+from tracetool.graph.stepgraph import (
     COMPUTE,
     DOWNLOAD,
     PS_COMPUTE,

@@ -14,8 +14,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from replay.compiled import DOWNLINK, KIND_DOWNLOAD, KIND_END, KIND_PS, KIND_START, KIND_UPLOAD, CompiledGraph
-from replay.engine import TimelineRecord
+from replay.engine.compiled import DOWNLINK, KIND_DOWNLOAD, KIND_END, KIND_PS, KIND_START, KIND_UPLOAD, CompiledGraph
+from replay.engine.loop import TimelineRecord
 
 _WORKER_TASK = re.compile(r"/job:worker/replica:(\d+)/task:\d+")
 _THREAD = re.compile(r"#(?:thread|stream):(\d+)$")

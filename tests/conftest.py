@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from replay.synthetic import chain_graph
-from tracetool.stepgraph import save_stepgraph
+from tracetool.graph.stepgraph import save_stepgraph
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 TRACES_DIR = REPO_ROOT / "traces"

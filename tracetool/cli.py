@@ -8,22 +8,12 @@ import shlex
 import sys
 from pathlib import Path
 
-from tracetool.cli_support import OneLineParser, run_command
+from tracetool.cli_support import OneLineParser, parse_model_kwargs, run_command
 from tracetool.errors import ToolError
 
 
-def parse_model_kwargs(items: list[str]) -> dict[str, int]:
-    kwargs = {}
-    for item in items:
-        key, sep, value = item.partition("=")
-        if not sep or not value.lstrip("-").isdigit():
-            raise ToolError(f"--model-arg expects NAME=INTEGER (e.g. width=16), got '{item}'")
-        kwargs[key.replace("-", "_")] = int(value)
-    return kwargs
-
-
 def cmd_profile(args: argparse.Namespace) -> int:
-    from tracetool.profile import ProfileRequest, run_profile
+    from tracetool.collect.profile import ProfileRequest, run_profile
 
     request = ProfileRequest(
         model=args.model,
@@ -46,9 +36,9 @@ def cmd_profile(args: argparse.Namespace) -> int:
 
 
 def cmd_graph(args: argparse.Namespace) -> int:
-    from tracetool.graph_builder import build_stepgraph_from_path
+    from tracetool.graph.builder import build_stepgraph_from_path
+    from tracetool.graph.stepgraph import save_stepgraph
     from tracetool.outputs import check_output_file, register_written_file
-    from tracetool.stepgraph import save_stepgraph
 
     out = Path(args.out)
     check_output_file(out)
@@ -67,8 +57,8 @@ def cmd_graph(args: argparse.Namespace) -> int:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    from tracetool.stepgraph import load_stepgraph
-    from tracetool.summary import format_summary, summarize
+    from tracetool.graph.stepgraph import load_stepgraph
+    from tracetool.graph.summary import format_summary, summarize
 
     if args.top < 0:
         raise ToolError(f"--top {args.top}: give how many of the longest ops to list, 0 or more")

@@ -1,7 +1,7 @@
 """Argument parsing for ``tracetool measure`` and ``tracetool validate``.
 
 Each command builds one request object and calls one library function
-(``tracetool.measure``, ``tracetool.validate``); no logic lives here.
+(``tracetool.measure.measurement``, ``tracetool.measure.validate``); no logic lives here.
 """
 
 from __future__ import annotations
@@ -11,18 +11,13 @@ import shlex
 import sys
 from pathlib import Path
 
+from tracetool.cli_support import parse_model_kwargs
 from tracetool.errors import ToolError
 
 
-def _model_kwargs(items: list[str]) -> dict[str, int]:
-    from tracetool.cli import parse_model_kwargs
-
-    return parse_model_kwargs(items)
-
-
 def _measure_request(args: argparse.Namespace, out_dir: Path):  # noqa: ANN202 - lazy import keeps --help fast
-    from tracetool.measure import MeasureRequest, parse_worker_counts
-    from tracetool.topology import parse_bandwidth_bps, parse_latency_s
+    from tracetool.cluster.topology import parse_bandwidth_bps, parse_latency_s
+    from tracetool.measure.measurement import MeasureRequest, parse_worker_counts
 
     return MeasureRequest(
         model=args.model,
@@ -36,7 +31,7 @@ def _measure_request(args: argparse.Namespace, out_dir: Path):  # noqa: ANN202 -
         optimizer=args.optimizer,
         intra_op_threads=args.intra_op_threads,
         inter_op_threads=args.inter_op_threads,
-        model_kwargs=_model_kwargs(args.model_arg),
+        model_kwargs=parse_model_kwargs(args.model_arg),
         command_line=shlex.join(["tracetool", *sys.argv[1:]]),
         tcp_congestion_control=args.tcp_congestion_control,
         trace_steps=getattr(args, "trace_steps", 0),
@@ -45,7 +40,7 @@ def _measure_request(args: argparse.Namespace, out_dir: Path):  # noqa: ANN202 -
 
 
 def cmd_measure(args: argparse.Namespace) -> int:
-    from tracetool.measure import measure_on_host, run_measure
+    from tracetool.measure.measurement import measure_on_host, run_measure
 
     if args.cluster:
         if args.job is None:
@@ -66,7 +61,7 @@ def cmd_measure(args: argparse.Namespace) -> int:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    from tracetool.validate import ValidateRequest, run_validate
+    from tracetool.measure.validate import ValidateRequest, run_validate
 
     request = ValidateRequest(
         measure=_measure_request(args, Path(args.out) / "measured"),

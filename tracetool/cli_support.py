@@ -73,3 +73,14 @@ def run_command(command: Callable[[argparse.Namespace], int], args: argparse.Nam
         return EXIT_INTERNAL_ERROR
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+def parse_model_kwargs(items: list[str]) -> dict[str, int]:
+    """``--model-arg NAME=INT`` options (profile, measure, validate) into build() keywords."""
+    kwargs = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not value.lstrip("-").isdigit():
+            raise ToolError(f"--model-arg expects NAME=INTEGER (e.g. width=16), got '{item}'")
+        kwargs[key.replace("-", "_")] = int(value)
+    return kwargs

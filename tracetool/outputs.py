@@ -33,7 +33,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from tracetool.errors import ToolError
-from tracetool.leftovers import pid_alive
+from tracetool.liveness import pid_alive
 
 MARKER_FILE = ".tfsim-output.json"
 MARKER_SCHEMA = "tfsim.output"

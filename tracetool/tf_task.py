@@ -13,8 +13,8 @@ import json
 import sys
 from pathlib import Path
 
-from tracetool.parent_death import die_with_parent
-from tracetool.task_spec import TaskSpec
+from tracetool.cluster.parent_death import die_with_parent
+from tracetool.cluster.task_spec import TaskSpec
 
 
 def emit(event: str, **fields: object) -> None:
@@ -46,11 +46,11 @@ def main(argv: list[str] | None = None) -> int:
         server.join()
         return 0
     if spec.mode == "profile":
-        from tracetool.profile_worker import run_profile
+        from tracetool.collect.profile_worker import run_profile
 
         run_profile(spec, server.target, args.task_index, emit)
     elif spec.mode == "measure":
-        from tracetool.measure_worker import run_measure
+        from tracetool.measure.worker import run_measure
 
         run_measure(spec, server.target, args.task_index, emit)
     else:

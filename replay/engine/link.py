@@ -1,0 +1,162 @@
+"""The network a replay runs on: per-direction bandwidth, latency and per-transfer overhead.
+
+A transfer of ``b`` bytes occupies its direction of the PS interface (and its worker's interface)
+for ``8 b`` bits at the rate the sharing model gives it; it is then delivered after the
+direction's latency plus the per-transfer overhead, which model RPC handling and propagation
+and do not occupy the link. This module only describes links; it does not simulate them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from replay.units import check_bandwidth_bps
+from tracetool.errors import ToolError
+from tracetool.graph.stepgraph import StepGraph
+
+# Used when a graph has no link calibration (foreign traces): a fast local link.
+DEFAULT_PROFILED_BANDWIDTH_BPS = 10e9
+
+# A tensor's bytes travel as TCP payload. Per Ethernet frame of an MTU-sized segment, IPv4 (20 B),
+# TCP with timestamps (32 B) and the Ethernet header (14 B) ride along, and a shaper or NIC counts
+# them all against the line rate: at MTU 1500, 1448 payload bytes per 1514 counted bytes (95.6%).
+# Measured here: bulk TCP through a 100mbit tbf carries 95.7 Mbit/s of payload.
+DEFAULT_MTU = 1500
+IP_TCP_HEADER_BYTES = 52
+ETHERNET_HEADER_BYTES = 14
+# A direction also carries the ACKs of the other direction's data: one 66-byte frame (Ethernet,
+# IPv4, TCP with timestamps) per two full segments (delayed ACK). When both directions are busy
+# that is 2.2% of each line at MTU 1500. Measured here: a one-worker alexnet step put 2.472 MB on
+# the download line for 2.313 MB of payload down and 2.313 MB up, 2.3% more than its data frames
+# (2.418 MB); with both directions busy the links carried at most 93.5% of the line as payload.
+ACK_FRAME_BYTES = ETHERNET_HEADER_BYTES + IP_TCP_HEADER_BYTES
+SEGMENTS_PER_ACK = 2
+
+
+def payload_efficiency_for_mtu(mtu: int) -> float:
+    """Fraction of the line rate left for tensor bytes with TCP/IPv4 over Ethernet at this MTU."""
+    if mtu <= IP_TCP_HEADER_BYTES + 8 or mtu > 65536:
+        raise ToolError(f"--mtu {mtu} is not a usable Ethernet MTU; give e.g. 1500 or 9000")
+    return (mtu - IP_TCP_HEADER_BYTES) / (mtu + ETHERNET_HEADER_BYTES)
+
+
+def ack_bytes_per_payload_byte(mtu: int) -> float:
+    """Line bytes of ACKs one direction carries per payload byte the other direction delivers."""
+    payload_efficiency_for_mtu(mtu)  # the same MTU check
+    return ACK_FRAME_BYTES / (SEGMENTS_PER_ACK * (mtu - IP_TCP_HEADER_BYTES))
+
+
+@dataclass(frozen=True)
+class LinkConfig:
+    """The PS link in both directions. ``worker_bandwidth_bps`` is each worker's own interface
+    (both directions); ``None`` means the same bandwidth as the PS interface.
+
+    Bandwidths are line rates; ``payload_efficiency`` is the part of them that carries tensor
+    bytes (1.0 for a link calibrated from the trace, whose rates are already payload rates).
+    ``reverse_ack_overhead`` is the line bytes of ACKs per payload byte of the other direction:
+    while the other direction carries data, this one has that much less room for its own.
+    ``contention_efficiency`` is the share of a direction's payload rate that arrives while two
+    or more workers' connections send on it at once: they overflow the shared drop-tail queue,
+    and loss recovery leaves the line idle now and then, which one connection alone (or workers
+    taking turns) does not. 1.0 means no such loss; ``benchmarks/network_baseline.py`` measures
+    it for a link."""
+
+    download_bandwidth_bps: float
+    upload_bandwidth_bps: float
+    latency_s: float = 0.0
+    per_transfer_overhead_s: float = 0.0
+    worker_bandwidth_bps: float | None = None
+    description: str = ""
+    payload_efficiency: float = 1.0
+    reverse_ack_overhead: float = 0.0
+    contention_efficiency: float = 1.0
+
+    def __post_init__(self) -> None:
+        check_bandwidth_bps(self.download_bandwidth_bps)
+        check_bandwidth_bps(self.upload_bandwidth_bps)
+        if self.worker_bandwidth_bps is not None:
+            check_bandwidth_bps(self.worker_bandwidth_bps)
+        if self.latency_s < 0 or self.per_transfer_overhead_s < 0:
+            raise ToolError("link latency and per-transfer overhead must be zero or positive")
+        if not 0.0 < self.payload_efficiency <= 1.0:
+            raise ToolError(f"payload efficiency must be in (0, 1], got {self.payload_efficiency}")
+        if not 0.0 <= self.reverse_ack_overhead < 0.5:
+            raise ToolError(f"reverse ACK overhead must be in [0, 0.5), got {self.reverse_ack_overhead}")
+        if not 0.1 <= self.contention_efficiency <= 1.0:
+            raise ToolError(f"contention efficiency must be in [0.1, 1], got {self.contention_efficiency:g}; "
+                            "it is the share of the line contending connections deliver")
+
+    def download_payload_bps(self) -> float:
+        return self.download_bandwidth_bps * self.payload_efficiency
+
+    def upload_payload_bps(self) -> float:
+        return self.upload_bandwidth_bps * self.payload_efficiency
+
+    def download_payload_bps_while_uploading(self) -> float:
+        """Download payload rate while uploads run: their ACKs take their share of the line."""
+        acks = self.reverse_ack_overhead * self.upload_payload_bps()
+        return max(0.0, self.download_bandwidth_bps - acks) * self.payload_efficiency
+
+    def upload_payload_bps_while_downloading(self) -> float:
+        """Upload payload rate while downloads run."""
+        acks = self.reverse_ack_overhead * self.download_payload_bps()
+        return max(0.0, self.upload_bandwidth_bps - acks) * self.payload_efficiency
+
+    def worker_download_payload_bps(self) -> float:
+        return (self.worker_bandwidth_bps or self.download_bandwidth_bps) * self.payload_efficiency
+
+    def worker_upload_payload_bps(self) -> float:
+        return (self.worker_bandwidth_bps or self.upload_bandwidth_bps) * self.payload_efficiency
+
+    def with_bandwidth(self, bandwidth_bps: float) -> LinkConfig:
+        return replace(self, download_bandwidth_bps=bandwidth_bps, upload_bandwidth_bps=bandwidth_bps)
+
+
+def profiled_link(graph: StepGraph) -> LinkConfig:
+    """The effective link of the single-worker profile, from the graph's link calibration."""
+    cal = graph.link_calibration
+    down = float(cal.get("download_bandwidth_bps", 0.0) or 0.0)
+    up = float(cal.get("upload_bandwidth_bps", 0.0) or 0.0)
+    if down <= 0 and up <= 0:
+        down = up = DEFAULT_PROFILED_BANDWIDTH_BPS
+        note = f"profiled link (no calibration in the graph; assumed {DEFAULT_PROFILED_BANDWIDTH_BPS:g} bit/s)"
+    else:
+        down = down if down > 0 else up
+        up = up if up > 0 else down
+        note = "profiled link (calibrated from the trace)"
+    return LinkConfig(
+        download_bandwidth_bps=down,
+        upload_bandwidth_bps=up,
+        latency_s=0.0,
+        per_transfer_overhead_s=max(0.0, float(cal.get("per_transfer_overhead_s", 0.0) or 0.0)),
+        description=note,
+    )
+
+
+def target_link(
+    graph: StepGraph,
+    bandwidth_bps: float | None,
+    latency_s: float = 0.0,
+    worker_bandwidth_bps: float | None = None,
+    mtu: int = DEFAULT_MTU,
+    contention_efficiency: float = 1.0,
+) -> LinkConfig:
+    """The link to predict for: the user's line rate (both directions) and latency, with the
+    per-transfer overhead calibrated on the profiled link and the headers of ``mtu``-sized
+    frames taken off the line rate. ``None`` bandwidth means the profiled link (payload rates)."""
+    base = profiled_link(graph)
+    if bandwidth_bps is None:
+        return replace(base, latency_s=latency_s, worker_bandwidth_bps=worker_bandwidth_bps,
+                       contention_efficiency=contention_efficiency)
+    check_bandwidth_bps(bandwidth_bps)
+    return LinkConfig(
+        download_bandwidth_bps=bandwidth_bps,
+        upload_bandwidth_bps=bandwidth_bps,
+        latency_s=latency_s,
+        per_transfer_overhead_s=base.per_transfer_overhead_s,
+        worker_bandwidth_bps=worker_bandwidth_bps,
+        description=f"target link (line rate; MTU {mtu})",
+        payload_efficiency=payload_efficiency_for_mtu(mtu),
+        reverse_ack_overhead=ack_bytes_per_payload_byte(mtu),
+        contention_efficiency=contention_efficiency,
+    )

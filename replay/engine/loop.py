@@ -1,0 +1,534 @@
+"""The event loop: N asynchronous workers repeating one step graph on shared resources.
+
+Semantics (one run):
+
+- Every worker repeats the step graph with no barrier between workers (asynchronous SGD). A
+  worker's step ends when ``step_end``'s predecessors complete; its next step starts at once.
+- A worker's compute op starts when all its inputs are ready and its lane (thread or stream) is
+  free; ops on one lane run one at a time, in trace order when several are ready; ops on
+  different lanes overlap. The op's measured dispatch gap is charged on its lane before it.
+- A PS op waits its measured gap (without holding the PS processor, since in the trace that
+  wait is dominated by RPC delivery, not work), then queues first-come first-served for its PS
+  device, which all workers share.
+- A transfer (parameter download or gradient upload) starts when its producer finishes; it
+  crosses its direction of the link under the sharing model, then arrives after the
+  direction's latency plus the per-transfer overhead. A direction's capacity is its payload
+  rate, less the ACKs of the other direction while that one carries data, times the link's
+  contention efficiency while two or more workers' connections send on it.
+- Time is in seconds. Events are ``(time, seq, code, worker, node)`` tuples on one heap; ``seq``
+  breaks ties deterministically. No object is allocated per event beyond that tuple.
+
+Throughput is measured in the window between the moment every worker has finished its warm-up
+steps and the moment the requested number of further steps (over all workers) has completed:
+it is the sum of the workers' own rates, each counted between its first and last step end in
+the window (the plain count over the window when some worker ends fewer than two steps in it).
+
+This module knows nothing of files, plots or the CLI.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import random
+import sys
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from replay.engine.compiled import (
+    DOWNLINK,
+    KIND_COMPUTE,
+    KIND_DOWNLOAD,
+    KIND_END,
+    KIND_PS,
+    KIND_UPLOAD,
+    UPLINK,
+    CompiledGraph,
+)
+from replay.engine.link import LinkConfig
+from replay.engine.order import OrderPolicy, TraceOrder
+from replay.engine.sharing import FairSharing, SharingModel
+
+_DONE = 0  # a node of a worker completes (an op finishes or a transfer arrives)
+_LINK = 1  # a link direction may have finished transfers (worker field = direction)
+_PS_READY = 2  # a PS op has waited its gap and queues for its PS device
+
+
+class ReplayTimeOverflow(ValueError):
+    """The replay's times passed the largest float: on a link this slow (or with a latency this
+    long) no step can be timed. Raised instead of the run silently stalling, so callers can say
+    which input is at fault."""
+
+
+def _time_overflow() -> ReplayTimeOverflow:
+    return ReplayTimeOverflow(
+        f"the replay's times overflow (past {sys.float_info.max:.3g} s): the link is too slow or its latency too "
+        "long for a step to finish"
+    )
+
+
+@dataclass(frozen=True)
+class TimelineRecord:
+    """What happened in the first steps of a run, for the synthetic timeline (times in seconds)."""
+
+    # (worker, node, start_s, end_s, step); for transfers start/end are the link service.
+    ops: list[tuple[int, int, float, float, int]] = field(default_factory=list)
+    # (worker, node, requested_s, link_start_s, link_end_s, arrival_s, step)
+    transfers: list[tuple[int, int, float, float, float, float, int]] = field(default_factory=list)
+    # (worker, step, start_s, end_s)
+    steps: list[tuple[int, int, float, float]] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """One replay of N workers. Per-step times are means over the measured window."""
+
+    workers: int
+    steps_per_second: float
+    measured_steps: int
+    window_s: float
+    step_time_s: float
+    compute_s: float
+    waiting_for_parameters_s: float
+    waiting_for_link_s: float
+    downlink_utilization: float
+    uplink_utilization: float
+    ps_utilization: float
+    simulated_ops: int
+    end_time_s: float
+    timeline: TimelineRecord | None = None
+
+
+@dataclass(frozen=True)
+class DurationModel:
+    """How op durations are drawn: from the measured samples or their means, times a scale."""
+
+    compute_scale: float = 1.0
+    deterministic: bool = False
+
+
+def _recapacity(links: list[Any], d: int, now: float, capacity_bps: float, link_sched: list[float],
+                link_version: list[int], heap: list[tuple[float, int, int, int, int]], seq: int) -> int:
+    """Give direction ``d`` a new capacity from ``now`` and re-arm its next finish; returns the next seq."""
+    lk = links[d]
+    lk.set_capacity(now, capacity_bps)
+    nt = lk.next_time()
+    link_sched[d] = nt
+    if nt < math.inf:
+        heapq.heappush(heap, (nt, seq, _LINK, d, seq))
+        link_version[d] = seq
+        return seq + 1
+    link_version[d] = -1
+    return seq
+
+
+def simulate(
+    compiled: CompiledGraph,
+    workers: int,
+    link: LinkConfig,
+    *,
+    sharing: SharingModel | None = None,
+    order: OrderPolicy | None = None,
+    durations: DurationModel = DurationModel(),
+    measured_steps: int = 40,
+    warmup_steps: int = 2,
+    seed: int = 0,
+    record_steps: int = 0,
+    stagger_s: float = 0.0,
+) -> RunResult:
+    """Replay ``workers`` workers until ``measured_steps`` steps per worker (in total over all
+    workers) have completed after warm-up; see the module docstring for the semantics.
+
+    Worker 0 starts at time 0; the others start spread over ``stagger_s`` (evenly with
+    deterministic durations, uniformly at random otherwise), as real workers join at different
+    moments. Without it identical workers stay in lock-step on a fairly shared link."""
+    if workers < 1:
+        raise ValueError("workers must be at least 1")
+    if measured_steps < 1 or warmup_steps < 0:
+        raise ValueError("need at least one measured step and no negative warm-up")
+    if seed < 0:
+        raise ValueError(f"seed must be zero or more (numpy's generators take no negative seed), got {seed}")
+    sharing = sharing or FairSharing()
+    order = order or TraceOrder()
+    np_rng = np.random.default_rng(seed)
+    py_rng = random.Random(int(np_rng.integers(0, 2**63 - 1)))
+    order_key = order.ranker(compiled, py_rng)
+
+    n = compiled.n
+    kind = compiled.kind
+    succ = compiled.successors
+    lane = compiled.lane
+    rank = compiled.trace_rank
+    indeg = list(compiled.indegree)
+    n_lanes = compiled.n_worker_lanes
+    n_downloads = compiled.n_downloads
+    start_node = compiled.start
+    scale_s = durations.compute_scale * 1e-6
+
+    # Per-node constants of a step: what a compute op holds its lane for is gap + duration;
+    # a PS op waits its gap off the processor and holds the processor for its duration.
+    is_compute = np.array([k == KIND_COMPUTE for k in kind])
+    is_op = np.array([k in (KIND_COMPUTE, KIND_PS) for k in kind])
+    gap = np.array(compiled.gap_us, dtype=np.float64)
+    held_gap_s = np.where(is_compute, gap, 0.0) * scale_s
+    ps_gap_s = [(g * scale_s if k == KIND_PS else 0.0) for g, k in zip(compiled.gap_us, kind, strict=True)]
+    op_scale_s = np.where(is_op, scale_s, 0.0)
+    bits = [8.0 * b for b in compiled.bytes]
+    mean_hold = (np.array(compiled.mean_us) * op_scale_s + held_gap_s).tolist()
+    sample_offset = compiled.sample_offset
+    sample_count = compiled.sample_count.astype(np.float64)
+    samples = compiled.samples_us
+    deterministic = durations.deterministic
+
+    def draw_hold() -> list[float]:
+        if deterministic:
+            return mean_hold
+        index = sample_offset + (np_rng.random(n) * sample_count).astype(np.int64)
+        return (samples[index] * op_scale_s + held_gap_s).tolist()
+
+    # The links' own random events (connections overtaking each other) draw from a stream of their
+    # own, so that models without them replay exactly as before for the same seed.
+    link_rng = random.Random(f"links-{seed}")
+    links = [
+        sharing.new_download_link(link.download_payload_bps(), link.worker_download_payload_bps(), workers,
+                                  rng=link_rng, transfer_s=8.0 * compiled.download_bytes / link.download_payload_bps()),
+        sharing.new_upload_link(link.upload_payload_bps(), link.worker_upload_payload_bps(), workers, rng=link_rng,
+                                transfer_s=8.0 * compiled.upload_bytes / link.upload_payload_bps()),
+    ]
+    link_sched = [math.inf, math.inf]
+    link_version = [-1, -1]
+    # While one direction carries data, the other carries its ACKs and has that much less room.
+    ack_coupled = link.reverse_ack_overhead > 0.0
+    capacity_alone = (link.download_payload_bps(), link.upload_payload_bps())
+    capacity_shared = (link.download_payload_bps_while_uploading(), link.upload_payload_bps_while_downloading())
+    direction_busy = [False, False]
+    # While several connections send on a direction, losses at its queue idle part of the line.
+    contention = link.contention_efficiency
+    loss_coupled = contention < 1.0
+    contended = [False, False]
+
+    def capacity_of(d: int) -> float:
+        base = capacity_shared[d] if direction_busy[1 - d] else capacity_alone[d]
+        return base * contention if contended[d] else base
+
+    delay_s = link.latency_s + link.per_transfer_overhead_s
+
+    pending = indeg * workers
+    hold: list[list[float]] = [mean_hold] * workers
+    lane_busy = [False] * (workers * n_lanes)
+    lane_queue: list[list[tuple[int, int]]] = [[] for _ in range(workers * n_lanes)]
+    ps_busy = [False] * compiled.n_ps_lanes
+    ps_queue: list[deque[tuple[int, int]]] = [deque() for _ in range(compiled.n_ps_lanes)]
+    step_start = [0.0] * workers
+    steps_done = [0] * workers
+    started = [0.0] * (workers * n)  # start time of each worker's current op / transfer request
+
+    # Step-time breakdown: per worker, time with a lane busy / idle waiting for parameters / idle otherwise.
+    busy_lanes = [0] * workers
+    params_out = [0] * workers
+    acct_t = [0.0] * workers
+    acct_compute = [0.0] * workers
+    acct_params = [0.0] * workers
+    acct_link = [0.0] * workers
+    ps_busy_s = 0.0
+
+    recording = record_steps > 0
+    record = TimelineRecord() if recording else None
+    if record is not None:
+        for lk in links:
+            lk.admitted_at = {}
+
+    warm = 0
+    t0 = None if warmup_steps > 0 else 0.0
+    t1 = math.inf
+    counted = 0
+    # Each worker's own rate, between its first and last step end inside the window: summing
+    # these avoids the bias of cutting other workers' steps at the window's edges.
+    first_end = [-1.0] * workers
+    last_end = [-1.0] * workers
+    own_steps = [0] * workers
+    target = measured_steps * workers
+    snap0: tuple[float, float, float, float, float, float] | None = None
+    ops = 0
+    total_steps_done = 0
+
+    heap: list[tuple[float, int, int, int, int]] = []
+    push = heapq.heappush
+    pop = heapq.heappop
+    seq = 0
+    for w in range(workers):
+        if w == 0 or stagger_s <= 0.0:
+            begin = 0.0
+        elif deterministic:
+            begin = stagger_s * w / workers
+        else:
+            begin = float(np_rng.uniform(0.0, stagger_s))
+        hold[w] = draw_hold()
+        params_out[w] = n_downloads
+        step_start[w] = begin
+        acct_t[w] = begin
+        push(heap, (begin, seq, _DONE, w, start_node))
+        seq += 1
+
+    def snapshot(now: float) -> tuple[float, float, float, float, float, float]:
+        for v in range(workers):
+            dt = now - acct_t[v]
+            if busy_lanes[v]:
+                acct_compute[v] += dt
+            elif params_out[v]:
+                acct_params[v] += dt
+            else:
+                acct_link[v] += dt
+            acct_t[v] = now
+        return (
+            links[DOWNLINK].served_bits(now),
+            links[UPLINK].served_bits(now),
+            ps_busy_s,
+            sum(acct_compute),
+            sum(acct_params),
+            sum(acct_link),
+        )
+
+    if t0 == 0.0:
+        snap0 = snapshot(0.0)
+
+    while heap:
+        t, _, code, w, i = pop(heap)
+        if t == math.inf:
+            raise _time_overflow()
+        if code == _DONE:
+            ops += 1
+            k = kind[i]
+            base = w * n
+            if k == KIND_COMPUTE:
+                # The lane is released after the successors are made ready, so a successor on the
+                # same lane competes (by trace order) with ops already waiting for it.
+                pass
+            elif k == KIND_PS:
+                p = lane[i]
+                ps_busy_s += hold[w][i]
+                q = ps_queue[p]
+                if q:
+                    w2, j = q.popleft()
+                    started[w2 * n + j] = t
+                    push(heap, (t + hold[w2][j], seq, _DONE, w2, j))
+                    seq += 1
+                else:
+                    ps_busy[p] = False
+            elif k == KIND_DOWNLOAD:
+                if params_out[w] == 1 and not busy_lanes[w]:
+                    acct_params[w] += t - acct_t[w]
+                    acct_t[w] = t
+                params_out[w] -= 1
+            if recording and steps_done[w] < record_steps:
+                if k == KIND_DOWNLOAD or k == KIND_UPLOAD:
+                    lk = links[lane[i]]
+                    requested = started[base + i]
+                    admitted = lk.admitted_at.pop((w, i), requested)
+                    record.transfers.append((w, i, requested, admitted, t - delay_s, t, steps_done[w]))
+                else:
+                    record.ops.append((w, i, started[base + i], t, steps_done[w]))
+            hw = hold[w]
+            for s in succ[i]:
+                left = pending[base + s] - 1
+                if left:
+                    pending[base + s] = left
+                    continue
+                pending[base + s] = 0
+                ks = kind[s]
+                if ks == KIND_COMPUTE:
+                    li = w * n_lanes + lane[s]
+                    if lane_busy[li]:
+                        heapq.heappush(lane_queue[li], (rank[s], s))
+                    else:
+                        lane_busy[li] = True
+                        if not busy_lanes[w]:
+                            dt = t - acct_t[w]
+                            if params_out[w]:
+                                acct_params[w] += dt
+                            else:
+                                acct_link[w] += dt
+                            acct_t[w] = t
+                        busy_lanes[w] += 1
+                        started[base + s] = t
+                        push(heap, (t + hw[s], seq, _DONE, w, s))
+                        seq += 1
+                elif ks == KIND_PS:
+                    g = ps_gap_s[s]
+                    if g > 0.0:
+                        push(heap, (t + g, seq, _PS_READY, w, s))
+                        seq += 1
+                    else:
+                        p = lane[s]
+                        if ps_busy[p]:
+                            ps_queue[p].append((w, s))
+                        else:
+                            ps_busy[p] = True
+                            started[base + s] = t
+                            push(heap, (t + hw[s], seq, _DONE, w, s))
+                            seq += 1
+                elif ks == KIND_DOWNLOAD or ks == KIND_UPLOAD:
+                    started[base + s] = t
+                    b = bits[s]
+                    if b <= 0.0:
+                        if recording:
+                            links[lane[s]].admitted_at[(w, s)] = t
+                        push(heap, (t + delay_s, seq, _DONE, w, s))
+                        seq += 1
+                        continue
+                    d = lane[s]
+                    lk = links[d]
+                    nt = lk.add(t, order_key(step_start[w], s), w, s, b)
+                    # Only an earlier finish needs a new event; if the arrival delayed the next
+                    # finish, the event already queued fires early, finds nothing and re-arms.
+                    if nt < link_sched[d]:
+                        link_sched[d] = nt
+                        push(heap, (nt, seq, _LINK, d, seq))
+                        link_version[d] = seq
+                        seq += 1
+                    if ack_coupled and not direction_busy[d]:
+                        direction_busy[d] = True
+                        seq = _recapacity(links, 1 - d, t, capacity_of(1 - d), link_sched, link_version, heap, seq)
+                    if loss_coupled and not contended[d] and lk.connections() > 1:
+                        contended[d] = True
+                        seq = _recapacity(links, d, t, capacity_of(d), link_sched, link_version, heap, seq)
+                elif ks == KIND_END:
+                    # The worker's step is over; account it and start the next one at once.
+                    ops += 1
+                    if recording and steps_done[w] < record_steps:
+                        record.steps.append((w, steps_done[w], step_start[w], t))
+                    steps_done[w] += 1
+                    total_steps_done += 1
+                    if t0 is None:
+                        if steps_done[w] == warmup_steps:
+                            warm += 1
+                            if warm == workers:
+                                t0 = t
+                                snap0 = snapshot(t)
+                    elif t > t0:
+                        counted += 1
+                        if first_end[w] < 0.0:
+                            first_end[w] = t
+                        else:
+                            own_steps[w] += 1
+                        last_end[w] = t
+                        if counted >= target:
+                            t1 = t
+                            break
+                    if recording and min(steps_done) >= record_steps:
+                        recording = False
+                    pending[base : base + n] = indeg
+                    step_start[w] = t
+                    hold[w] = draw_hold()
+                    if not busy_lanes[w]:
+                        acct_link[w] += t - acct_t[w]
+                        acct_t[w] = t
+                    params_out[w] = n_downloads
+                    push(heap, (t, seq, _DONE, w, start_node))
+                    seq += 1
+            if t1 < math.inf:
+                break
+            if k == KIND_COMPUTE:
+                li = w * n_lanes + lane[i]
+                q = lane_queue[li]
+                if q:
+                    j = heapq.heappop(q)[1]
+                    started[base + j] = t
+                    push(heap, (t + hw[j], seq, _DONE, w, j))
+                    seq += 1
+                else:
+                    lane_busy[li] = False
+                    if busy_lanes[w] == 1:
+                        acct_compute[w] += t - acct_t[w]
+                        acct_t[w] = t
+                    busy_lanes[w] -= 1
+        elif code == _LINK:
+            if i != link_version[w]:
+                continue  # superseded by a later reschedule of this direction
+            lk = links[w]
+            for w2, j in lk.pop_finished(t):
+                push(heap, (t + delay_s, seq, _DONE, w2, j))
+                seq += 1
+            if loss_coupled and contended[w] and lk.connections() < 2:
+                contended[w] = False
+                lk.set_capacity(t, capacity_of(w))
+            nt = lk.next_time()
+            link_sched[w] = nt
+            if nt < math.inf:
+                push(heap, (nt, seq, _LINK, w, seq))
+                link_version[w] = seq
+                seq += 1
+            elif ack_coupled and direction_busy[w]:
+                direction_busy[w] = False
+                seq = _recapacity(links, 1 - w, t, capacity_of(1 - w), link_sched, link_version, heap, seq)
+        else:  # _PS_READY
+            p = lane[i]
+            if ps_busy[p]:
+                ps_queue[p].append((w, i))
+            else:
+                ps_busy[p] = True
+                started[w * n + i] = t
+                push(heap, (t + hold[w][i], seq, _DONE, w, i))
+                seq += 1
+
+    if t1 == math.inf or t0 is None or snap0 is None:
+        if any(lk.connections() for lk in links):
+            # Transfers in flight whose finish is not a finite time: the clock overflowed.
+            raise _time_overflow()
+        raise RuntimeError("replay ended before the measurement window closed")
+    snap1 = snapshot(t1)
+    window = t1 - t0
+    spans_resolved = all(b > a for a, b in zip(first_end, last_end, strict=True))
+    if all(own_steps) and spans_resolved:
+        rate = sum(k / (b - a) for k, a, b in zip(own_steps, first_end, last_end, strict=True))
+    elif window > 0.0:
+        # A worker's counted steps all ended at one float instant (steps shorter than the clock
+        # resolves at this time): its own span says nothing, the window's count still does.
+        rate = counted / window
+    else:
+        raise ReplayTimeOverflow("the replay's clock cannot resolve its steps (they are shorter than a float can "
+                                 "tell apart at this time); check the graph's durations and the link")
+    n_ps = compiled.n_ps_lanes
+    per_step = 1.0 / counted
+    return RunResult(
+        workers=workers,
+        steps_per_second=rate,
+        measured_steps=counted,
+        window_s=window,
+        step_time_s=workers * window / counted,
+        compute_s=(snap1[3] - snap0[3]) * per_step,
+        waiting_for_parameters_s=(snap1[4] - snap0[4]) * per_step,
+        waiting_for_link_s=(snap1[5] - snap0[5]) * per_step,
+        downlink_utilization=(snap1[0] - snap0[0]) / (link.download_payload_bps() * window),
+        uplink_utilization=(snap1[1] - snap0[1]) / (link.upload_payload_bps() * window),
+        ps_utilization=min(1.0, (snap1[2] - snap0[2]) / (n_ps * window)),
+        simulated_ops=ops,
+        end_time_s=t1,
+        timeline=record,
+    )
+
+
+def one_step_time_s(
+    compiled: CompiledGraph,
+    link: LinkConfig,
+    *,
+    sharing: SharingModel | None = None,
+    order: OrderPolicy | None = None,
+    compute_scale: float = 1.0,
+) -> float:
+    """Duration of one deterministic step of a single worker (every step of a lone deterministic
+    worker is the same, since each starts with all resources idle)."""
+    result = simulate(
+        compiled,
+        1,
+        link,
+        sharing=sharing,
+        order=order,
+        durations=DurationModel(compute_scale=compute_scale, deterministic=True),
+        measured_steps=1,
+        warmup_steps=0,
+    )
+    return result.window_s

@@ -1,0 +1,88 @@
+"""The network-only link probe (tracetool.measure.link_probe): spans to link activity, the contention fit,
+and a real probe on a shaped topology."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from tests.conftest import needs_root
+from tracetool.cluster import netns
+from tracetool.errors import ToolError
+from tracetool.measure.link_probe import ProbePoint, fit_contention_efficiency, probe_point, summarize_spans
+
+
+def test_spans_of_two_workers_in_turns_keep_each_direction_busy_with_one_transfer():
+    """Worker 0 downloads while worker 1 uploads and the other way round: each direction always
+    carries exactly one transfer, and each worker completes one step per second."""
+    w0 = [(float(t), t + 0.5, t + 0.5, t + 1.0) for t in range(0, 10)]
+    w1 = [(t + 0.5, t + 1.0, t + 1.0, t + 1.5) for t in range(-1, 10)]
+    point = summarize_spans([w0, w1], download_bytes=1000, upload_bytes=2000)
+    assert point.workers == 2
+    # the window both cover: from worker 0's first request (0 s) to worker 0's last upload end (10 s)
+    assert point.window_s == pytest.approx(10.0)
+    assert point.steps_per_second == pytest.approx(2.0, rel=0.02)
+    assert point.down_busy == pytest.approx(1.0, abs=1e-3) and point.up_busy == pytest.approx(1.0, abs=1e-3)
+    assert point.down_contended_s == pytest.approx(0.0, abs=1e-3)
+    assert point.down_alone_s == pytest.approx(10.0, rel=1e-3)
+    assert point.down_concurrent == pytest.approx(1.0)
+
+
+def test_spans_of_workers_in_lock_step_contend_and_leave_the_other_direction_idle():
+    """Both workers download then upload at the same moments: two in flight half the time, none the other half."""
+    lock_step = [(float(t), t + 0.5, t + 0.5, t + 1.0) for t in range(0, 10)]
+    point = summarize_spans([lock_step, list(lock_step)], 1000, 1000)
+    assert point.down_busy == pytest.approx(0.5, abs=1e-3)
+    assert point.down_contended_s == pytest.approx(5.0, rel=1e-3)
+    assert point.down_concurrent == pytest.approx(2.0)
+    # 10 steps of each worker end in the window, 1000 bytes each
+    assert point.down_bits == pytest.approx(2 * 10 * 8000)
+
+
+def test_a_worker_without_two_steps_is_refused():
+    with pytest.raises(ToolError, match="longer --duration"):
+        summarize_spans([[(0.0, 0.5, 0.5, 1.0)]], 1000, 1000)
+
+
+def _point(alone_s: float, contended_s: float, bits: float) -> ProbePoint:
+    return ProbePoint(workers=2, steps_per_second=1.0, per_worker_steps_per_second=[0.5, 0.5], window_s=10.0,
+                      down_alone_s=alone_s, down_contended_s=contended_s, down_bits=bits,
+                      up_alone_s=alone_s, up_contended_s=contended_s, up_bits=bits,
+                      down_busy=1.0, up_busy=1.0, down_concurrent=1.5, up_concurrent=1.5)
+
+
+def test_contention_efficiency_is_the_contended_share_over_the_alone_share():
+    """At 100 bit/s a direction delivering 98% alone and 88.2% while contended loses 10% to contention."""
+    points = [_point(10.0, 0.0, 980.0), _point(4.0, 6.0, 0.98 * 400 + 0.882 * 600), _point(2.0, 8.0,
+                                                                                       0.98 * 200 + 0.882 * 800)]
+    e1, e2, efficiency = fit_contention_efficiency(points, payload_bps=100.0)
+    assert e1 == pytest.approx(0.98)
+    assert e2 == pytest.approx(0.882)
+    assert efficiency == pytest.approx(0.9)
+
+
+def test_no_contended_time_means_no_contention_loss():
+    assert fit_contention_efficiency([_point(10.0, 0.0, 950.0)], payload_bps=100.0)[2] == 1.0
+
+
+@pytest.mark.cluster
+@needs_root
+def test_real_probe_of_two_workers_takes_turns_on_a_shaped_link():
+    """Two workers on a 20mbit link, 400 kB each way: one worker is bound by its own transfers, two
+    fall into turns and come close to twice its rate; a lone transfer delivers about the payload
+    rate; nothing of the topology is left behind.
+    (The shaper's 16 kB bucket, full after every idle moment, lets a lone worker pass a few
+    percent over the payload rate.)"""
+    payload_bps = 20e6 * 1448 / 1514
+    one = probe_point(20e6, 400_000, 400_000, 1, duration_s=3.0, warmup_s=1.0)
+    two = probe_point(20e6, 400_000, 400_000, 2, duration_s=3.0, warmup_s=1.0)
+    bound_one = payload_bps / (8 * 2 * 400_000)  # one worker: both transfers back to back
+    assert 0.8 * bound_one < one.steps_per_second < 1.08 * bound_one
+    assert 1.6 * one.steps_per_second < two.steps_per_second < 2.1 * one.steps_per_second
+    assert one.down_contended_s == 0.0 and 0.3 < one.down_busy < 0.6
+    assert two.down_busy > 0.7 and two.up_busy > 0.7
+    # alone, a transfer's span carries the payload rate, less its request's round trip
+    alone_share, _, _ = fit_contention_efficiency([one, two], payload_bps)
+    assert 0.85 < alone_share < 1.1
+    assert not [n for n in netns.list_namespaces() if n.startswith(f"{netns.NAMESPACE_PREFIX}{os.getpid()}-")]

@@ -1,0 +1,86 @@
+"""Folding independent runs of one worker count into a point whose interval is the spread between runs."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from tracetool.measure.measurement import build_point
+from tracetool.measure.repeats import combine_runs, runs_to_try
+
+
+def _run(worker_rates: list[float], cores: float, saturated: bool = False, stolen: bool = False) -> dict:
+    """A real point from ``build_point``: two 2-second bins per worker at a steady rate."""
+    result = {"workers": len(worker_rates), "duration_s": 4.0, "bins": 2, "bin_s": 2.0,
+              "bin_counts": [[2.0 * r, 2.0 * r] for r in worker_rates], "cpu_s": [0.4] * len(worker_rates),
+              "mean_step_time_s": [1.0 / r for r in worker_rates]}
+    cpu = {"window_s": 4.0, "process_cores": {"ps": 0.1, **{f"worker{i}": cores for i in range(len(worker_rates))}},
+           "tasks_total_cores": 0.1 + cores * len(worker_rates), "machine_busy_cores": 1.0, "steal_cores": 0.05,
+           "machine_cores": 2, "saturated": saturated or stolen, "saturated_by_other_processes": stolen,
+           "stolen_by_hypervisor": stolen}
+    return build_point(result, 32, cpu)
+
+
+def test_one_run_is_kept_as_it_is():
+    run = _run([1.0, 2.0], 0.3)
+    point = combine_runs([run], 32)
+    assert point["steps_per_second"] == run["steps_per_second"] == pytest.approx(3.0)
+    assert point["repeats"] == 1 and point["run_steps_per_second"] == [pytest.approx(3.0)]
+    assert "runs" not in point
+
+
+def test_runs_give_their_mean_and_a_between_run_interval():
+    """Runs at 3, 4 and 5 steps/s: mean 4, std 1, 95% CI t(2) * 1 / sqrt(3) = 2.484 (each run alone has 0)."""
+    runs = [_run([1.0, 2.0], 0.2), _run([2.0, 2.0], 0.4), _run([2.0, 3.0], 0.6, saturated=True)]
+    assert all(r["steps_per_second_ci95"] == pytest.approx(0.0) for r in runs)
+    point = combine_runs(runs, 32)
+    assert point["steps_per_second"] == pytest.approx(4.0)
+    assert point["examples_per_second"] == pytest.approx(128.0)
+    assert point["steps_per_second_std"] == pytest.approx(1.0)
+    assert point["steps_per_second_ci95"] == pytest.approx(4.303 / math.sqrt(3))
+    assert point["run_steps_per_second"] == pytest.approx([3.0, 4.0, 5.0])
+    assert point["repeats"] == 3 and point["runs"] == runs
+    assert point["window_s"] == pytest.approx(12.0) and len(point["bin_steps_per_second"]) == 6
+    assert [w["steps_per_second"] for w in point["per_worker"]] == pytest.approx([5 / 3, 7 / 3])
+    assert point["per_worker"][0]["run_steps_per_second"] == pytest.approx([1.0, 2.0, 2.0])
+    assert point["per_worker"][1]["steps_in_window"] == pytest.approx(8 + 8 + 12)  # 4 s at 2, 2 and 3 steps/s
+    # CPU is the mean over the runs; a saturated run flags the point
+    assert point["cpu"]["process_cores"]["worker0"] == pytest.approx(0.4)
+    assert point["cpu"]["tasks_total_cores"] == pytest.approx(0.9)
+    assert point["cpu_saturated"] and point["cpu"]["saturated"]
+    assert not point["cpu"]["stolen_by_hypervisor"]
+
+
+def test_runs_disturbed_from_outside_are_left_out_unless_all_are():
+    """A run slowed by the hypervisor measured the host: the mean is over the other runs."""
+    runs = [_run([1.0, 2.0], 0.2), _run([0.5, 0.5], 0.2, stolen=True), _run([2.0, 3.0], 0.2)]
+    point = combine_runs(runs, 32)
+    assert point["steps_per_second"] == pytest.approx(4.0)
+    assert point["run_steps_per_second"] == pytest.approx([3.0, 5.0])
+    assert point["runs_left_out"] == [1] and point["repeats"] == 3 and len(point["runs"]) == 3
+    assert not point["cpu_saturated"] and not point["cpu"]["stolen_by_hypervisor"]
+
+    only_one = combine_runs([_run([1.0, 1.0], 0.2, stolen=True), _run([2.0, 2.0], 0.2)], 32)
+    assert only_one["steps_per_second"] == pytest.approx(4.0) and only_one["runs_left_out"] == [0]
+    assert not only_one["cpu_saturated"]
+
+    every = combine_runs([_run([1.0, 1.0], 0.2, stolen=True), _run([2.0, 2.0], 0.2, stolen=True)], 32)
+    assert every["steps_per_second"] == pytest.approx(3.0) and every["runs_left_out"] == []
+    assert every["cpu_saturated"] and every["cpu"]["stolen_by_hypervisor"]
+
+
+def test_no_runs_is_an_error():
+    with pytest.raises(ValueError):
+        combine_runs([], 32)
+
+
+def test_disturbed_runs_are_replaced_up_to_as_many_extra_runs_as_asked_for():
+    clean, stolen = _run([1.0], 0.2), _run([1.0], 0.2, stolen=True)
+    assert runs_to_try(3, []) == 3
+    assert runs_to_try(3, [clean, stolen, clean]) == 1
+    assert runs_to_try(3, [clean, stolen, clean, clean]) == 0
+    assert runs_to_try(3, [stolen] * 5) == 1  # six runs at most
+    assert runs_to_try(3, [stolen] * 6) == 0
+    assert runs_to_try(1, [clean]) == 0
+    assert runs_to_try(1, [stolen]) == 1 and runs_to_try(1, [stolen, stolen]) == 0

@@ -1,0 +1,245 @@
+"""Network-only probe of the shaped PS link: how real TCP shares it, without TensorFlow.
+
+N worker processes each repeat "download D bytes from the PS, compute (a sleep), upload U
+bytes" over one persistent TCP connection, on the same shaped topology ``tracetool measure``
+uses (one namespace per task, the PS link shaped with tbf both ways, the same TCP congestion
+control). Each worker records every step's (request, download done, upload start, upload
+acknowledged) on the shared monotonic clock.
+
+What it is for: the replay engine needs one property of the link that the one-worker profile
+cannot show, the *contention efficiency*: the share of a direction's rate that arrives while
+two or more connections send on it at once (they overflow the shared drop-tail queue, and loss
+recovery idles the line now and then). From the seconds each direction had exactly one
+transfer in flight, two or more, and the bits it delivered, ``fit_contention_efficiency`` fits
+it by least squares. The probe takes the model's own step shape (bytes each way, the compute
+that does not overlap the transfers), since how often connections contend, and how much they
+lose, depends on it.
+
+It measures; it neither predicts nor compares.
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from tracetool.cluster.parent_death import DIE_WITH_PARENT_CODE, child_environment
+from tracetool.cluster.topology import DEFAULT_TCP_CONGESTION_CONTROL, ShapedTopology
+from tracetool.errors import ToolError
+
+PORT = 5001
+
+# The PS: one thread per worker connection; on a request byte it sends D bytes, then reads U
+# bytes and acknowledges them with one byte (the "update applied" of a real step).
+PS_CODE = """
+import socket, sys, threading, time
+D, U, n, port = map(int, sys.argv[1:5])
+srv = socket.socket(); srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+srv.bind(('0.0.0.0', port)); srv.listen()
+blob = b'p' * D
+def serve(c):
+    try:
+        while c.recv(1):
+            c.sendall(blob)
+            got = 0
+            while got < U:
+                d = c.recv(1 << 20)
+                if not d:
+                    return
+                got += len(d)
+            c.sendall(b'k')
+    except OSError:
+        pass
+for _ in range(n):
+    c, _ = srv.accept()
+    threading.Thread(target=serve, args=(c,), daemon=True).start()
+time.sleep(10 ** 6)
+"""
+
+# A worker: steps until the deadline; prints every step's (start, download done, upload start,
+# upload done) on the shared monotonic clock. The compute is a sleep: it leaves the CPU free.
+WORKER_CODE = """
+import socket, sys, time
+addr, (D, U), (duration, warm), port = sys.argv[1], map(int, sys.argv[2:4]), map(float, sys.argv[4:6]), int(sys.argv[6])
+compute = float(sys.argv[7])
+for _ in range(100):
+    try:
+        s = socket.create_connection((addr, port)); break
+    except OSError:
+        time.sleep(0.05)
+blob = b'g' * U; spans = []
+begin = time.monotonic()
+while time.monotonic() < begin + warm + duration:
+    a = time.monotonic(); s.sendall(b'r'); got = 0
+    while got < D:
+        got += len(s.recv(1 << 20))
+    b = time.monotonic()
+    if compute > 0:
+        time.sleep(compute)
+    b2 = time.monotonic(); s.sendall(blob); s.recv(1); c = time.monotonic()
+    if a >= begin + warm:
+        spans.append((a, b, b2, c))
+print(repr(spans))
+"""
+
+# (request, download done, upload start, upload acknowledged), seconds on the monotonic clock
+Span = tuple[float, float, float, float]
+
+
+@dataclass(frozen=True)
+class ProbePoint:
+    """One worker count of the probe: rates and what each direction of the link was doing."""
+
+    workers: int
+    steps_per_second: float
+    per_worker_steps_per_second: list[float]
+    window_s: float
+    # per direction: seconds with exactly one transfer in flight, with two or more, bits delivered
+    down_alone_s: float
+    down_contended_s: float
+    down_bits: float
+    up_alone_s: float
+    up_contended_s: float
+    up_bits: float
+    down_busy: float  # share of the window with at least one download in flight
+    up_busy: float
+    down_concurrent: float  # mean downloads in flight while any is
+    up_concurrent: float
+
+
+@dataclass(frozen=True)
+class LinkProbe:
+    """A whole probe and the contention efficiency fitted from it."""
+
+    bandwidth_bps: float
+    download_bytes: int
+    upload_bytes: int
+    compute_s: float
+    tcp_congestion_control: str
+    points: list[ProbePoint]
+    alone_share: float  # payload rate while one transfer is in flight, as a share of the modelled rate
+    contended_share: float  # while two or more are
+    contention_efficiency: float  # contended_share / alone_share, within [0.1, 1]
+
+    def to_json_dict(self) -> dict:
+        return asdict(self)
+
+
+def summarize_spans(spans: list[list[Span]], download_bytes: int, upload_bytes: int) -> ProbePoint:
+    """Rates and link activity of the workers' step spans, over the window all of them cover."""
+    if not spans or any(len(ws) < 2 for ws in spans):
+        raise ToolError("a probe worker finished fewer than two steps; give the probe a longer --duration")
+    lo = max(ws[0][0] for ws in spans)
+    hi = min(ws[-1][3] for ws in spans)
+    if hi <= lo:
+        raise ToolError("the probe workers' windows do not overlap; give the probe a longer --duration")
+    rates = [sum(1 for *_, c in ws if lo <= c <= hi) / (hi - lo) for ws in spans]
+    grid = np.linspace(lo, hi, 20_000)
+    down = np.zeros(grid.shape, dtype=int)
+    up = np.zeros(grid.shape, dtype=int)
+    for ws in spans:
+        for a, b, b2, c in ws:
+            down += (grid >= a) & (grid < b)
+            up += (grid >= b2) & (grid < c)
+    dt = (hi - lo) / len(grid)
+    ends_down = sum(1 for ws in spans for _, b, _, _ in ws if lo <= b <= hi)
+    ends_up = sum(1 for ws in spans for *_, c in ws if lo <= c <= hi)
+    return ProbePoint(
+        workers=len(spans),
+        steps_per_second=sum(rates),
+        per_worker_steps_per_second=rates,
+        window_s=hi - lo,
+        down_alone_s=float((down == 1).sum() * dt),
+        down_contended_s=float((down >= 2).sum() * dt),
+        down_bits=8.0 * download_bytes * ends_down,
+        up_alone_s=float((up == 1).sum() * dt),
+        up_contended_s=float((up >= 2).sum() * dt),
+        up_bits=8.0 * upload_bytes * ends_up,
+        down_busy=float((down > 0).mean()),
+        up_busy=float((up > 0).mean()),
+        down_concurrent=float(down[down > 0].mean()) if (down > 0).any() else 0.0,
+        up_concurrent=float(up[up > 0].mean()) if (up > 0).any() else 0.0,
+    )
+
+
+def probe_point(bandwidth_bps: float, download_bytes: int, upload_bytes: int, workers: int, duration_s: float,
+                warmup_s: float, compute_s: float = 0.0,
+                tcp_congestion_control: str = DEFAULT_TCP_CONGESTION_CONTROL) -> ProbePoint:
+    """One worker count on a fresh shaped topology; every process ends with the call."""
+    with ShapedTopology(workers, bandwidth_bps, tcp_congestion_control) as topo:
+        ps = subprocess.Popen(topo.command_in("ps", 0, [sys.executable, "-c", DIE_WITH_PARENT_CODE + PS_CODE,
+                                                        str(download_bytes), str(upload_bytes), str(workers),
+                                                        str(PORT)]), env=child_environment())
+        procs: list[subprocess.Popen] = [ps]
+        try:
+            time.sleep(0.5)
+            worker_procs = [
+                subprocess.Popen(topo.command_in("worker", i, [
+                    sys.executable, "-c", DIE_WITH_PARENT_CODE + WORKER_CODE, topo.ps.address, str(download_bytes),
+                    str(upload_bytes), str(duration_s), str(warmup_s), str(PORT), str(compute_s)]),
+                    stdout=subprocess.PIPE, text=True, env=child_environment())
+                for i in range(workers)
+            ]
+            procs += worker_procs
+            outputs = [p.communicate(timeout=duration_s + warmup_s + 120)[0] for p in worker_procs]
+        except subprocess.TimeoutExpired:
+            raise ToolError("a probe worker did not finish in time; is the shaped link passing traffic?") from None
+        finally:
+            # also on errors and Ctrl-C: deleting a namespace does not end the processes in it
+            for proc in procs:
+                proc.kill()
+                proc.wait()
+    try:
+        spans = [ast.literal_eval(out) for out in outputs]
+    except (ValueError, SyntaxError):
+        raise ToolError("a probe worker could not reach the PS through the shaped link") from None
+    return summarize_spans(spans, download_bytes, upload_bytes)
+
+
+def fit_contention_efficiency(points: list[ProbePoint], payload_bps: float) -> tuple[float, float, float]:
+    """``(e1, e2, E)``: payload rate as a share of ``payload_bps`` while one transfer is in flight
+    (``e1``) and while two or more are (``e2``), by least squares of
+    ``bits = payload_bps * (e1 * alone_s + e2 * contended_s)`` over every point and both
+    directions; ``E = e2 / e1`` within [0.1, 1]. ``e1`` also absorbs each transfer's request
+    round trip, which the replay models as latency, so only the ratio is what contention costs.
+    Without contended time there is nothing to fit and ``E`` is 1."""
+    rows = [(getattr(p, f"{d}_alone_s"), getattr(p, f"{d}_contended_s"), getattr(p, f"{d}_bits") / payload_bps)
+            for p in points for d in ("down", "up")]
+    a = np.array([[r[0], r[1]] for r in rows])
+    b = np.array([r[2] for r in rows])
+    if a[:, 1].sum() <= 0.0 or a[:, 0].sum() <= 0.0:
+        e1 = float(b.sum() / a.sum(axis=None)) if a.sum() > 0 else 1.0
+        return e1, e1, 1.0
+    (e1, e2), *_ = np.linalg.lstsq(a, b, rcond=None)
+    return float(e1), float(e2), float(min(1.0, max(0.1, e2 / e1)))
+
+
+def probe_link(bandwidth_bps: float, download_bytes: int, upload_bytes: int, compute_s: float, workers: list[int],
+               payload_bps: float, duration_s: float = 10.0, warmup_s: float = 2.0,
+               tcp_congestion_control: str = DEFAULT_TCP_CONGESTION_CONTROL,
+               progress: Callable[[str], None] | None = None) -> LinkProbe:
+    """Probe the link for each worker count and fit its contention efficiency.
+
+    ``payload_bps`` is the payload rate the replay assumes for the link (its line rate less
+    headers), so that the fitted shares are relative to what the replay would carry."""
+    if bandwidth_bps <= 0 or download_bytes < 1 or upload_bytes < 1 or compute_s < 0:
+        raise ToolError("the link probe needs a bandwidth, bytes each way and a compute time of zero or more")
+    if duration_s <= 0 or warmup_s < 0:
+        raise ToolError("the link probe needs a positive --duration and no negative warm-up")
+    say = progress or (lambda text: None)
+    points = []
+    for n in workers:
+        point = probe_point(bandwidth_bps, download_bytes, upload_bytes, n, duration_s, warmup_s, compute_s,
+                            tcp_congestion_control)
+        say(f"  link probe, {n} worker(s): {point.steps_per_second:.3f} steps/s; link busy "
+            f"{point.down_busy:.0%} down, {point.up_busy:.0%} up")
+        points.append(point)
+    e1, e2, efficiency = fit_contention_efficiency(points, payload_bps)
+    return LinkProbe(bandwidth_bps, download_bytes, upload_bytes, compute_s, tcp_congestion_control, points,
+                     e1, e2, efficiency)

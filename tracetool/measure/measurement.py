@@ -1,0 +1,647 @@
+"""``tracetool measure``: real asynchronous PS clusters of 1..N workers, and their throughput.
+
+For each worker count it starts one PS process and N worker processes running the same
+training graph as ``profile`` (between-graph replication, worker 0 is chief). With a bandwidth,
+every task gets its own network namespace on a bridge and the PS link is shaped in both
+directions (``tracetool.cluster.topology``); without, all tasks share one loopback-only namespace
+(``LocalCluster``). The workers agree on a common steady-state window through the PS
+(``tracetool.measure.worker``); this module watches them, reads the CPU time of every process
+around that window, and turns the chief's per-bin step counts into rates with a spread.
+
+The same worker code runs on real hosts (``measure_on_host``); there each host starts its own
+task and the chief writes the result. ``measured.json`` is written atomically.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+from tracetool.atomic_files import write_json_atomically
+from tracetool.cluster import leftovers, netns, tcp_settings
+from tracetool.cluster.local_cluster import LocalCluster
+from tracetool.cluster.machine_facts import machine_facts
+from tracetool.cluster.processes import TaskGroup, python_module_argv
+from tracetool.cluster.resources import check_cluster_fits
+from tracetool.cluster.task_spec import OPTIMIZERS, TaskSpec
+from tracetool.cluster.topology import (
+    DEFAULT_TCP_CONGESTION_CONTROL,
+    GSO_MAX_BYTES,
+    QUEUE_LATENCY_MS,
+    ShapedTopology,
+    format_bandwidth,
+)
+from tracetool.collect.model_loader import MAX_BATCH_SIZE, check_model_arguments, check_model_name
+from tracetool.errors import ToolError
+from tracetool.measure.repeats import combine_runs, runs_to_try
+from tracetool.measure.stats import rate_stats
+from tracetool.outputs import check_output_folder, output_folder
+
+MEASURED_FILE = "measured.json"
+SCHEMA = "tfsim.measured"
+SCHEMA_VERSION = 1
+TASK_PORT = 2222
+# a run whose processes used more than this share of the machine's cores measured the CPU,
+# not the network or the model
+CPU_SATURATION_FRACTION = 0.85
+# Cores the hypervisor may take from this virtual machine during a window before the point is
+# flagged: a tenth of a 2-core machine. Measured here while idle: 0.04 to 0.08 cores; under
+# another tenant's load up to 1.4, when one mlp worker at 200mbit fell from 1.21 to 0.62 steps/s.
+STEAL_LIMIT_CORES = 0.2
+
+TRACES_DIR = "traces"
+# Bounds that keep a run finite: an hour per window, and traced steps that fit on a disk
+# (a traced step of the zoo's largest graph is 0.7 MB of RunMetadata and timeline).
+MAX_DURATION_S = 3600.0
+MAX_TRACED_STEPS = 1000
+
+
+@dataclass(frozen=True)
+class MeasureRequest:
+    model: str
+    batch_size: int
+    workers: tuple[int, ...]
+    out_dir: Path
+    bandwidth_bps: float | None = None
+    latency_s: float | None = None
+    duration_s: float = 20.0
+    warmup_steps: int = 5
+    optimizer: str = "sgd"
+    intra_op_threads: int = 1
+    inter_op_threads: int = 1
+    model_kwargs: dict[str, Any] = field(default_factory=dict)
+    command_line: str = ""
+    tcp_congestion_control: str = DEFAULT_TCP_CONGESTION_CONTROL
+    trace_steps: int = 0  # steps each worker traces after its window, with every worker still training
+    repeats: int = 1  # independent clusters per worker count; their spread is the point's interval
+
+    def check(self) -> None:
+        check_model_name(self.model)
+        check_model_arguments(self.model, self.model_kwargs)
+        if not 1 <= self.batch_size <= MAX_BATCH_SIZE:
+            raise ToolError(f"--batch-size must be between 1 and {MAX_BATCH_SIZE}, got {self.batch_size}")
+        if not self.workers or min(self.workers) < 1:
+            raise ToolError("--workers must list worker counts of at least 1, e.g. 1,2,3,4")
+        if not 2.0 <= self.duration_s <= MAX_DURATION_S:
+            raise ToolError(f"--duration must be between 2 and {MAX_DURATION_S:g} seconds, got {self.duration_s:g}")
+        if self.warmup_steps < 0:
+            raise ToolError("--warmup must be >= 0")
+        if not 1 <= self.repeats <= 30:
+            raise ToolError(f"--repeats must be between 1 and 30, got {self.repeats}")
+        if not 0 <= self.trace_steps <= MAX_TRACED_STEPS:
+            raise ToolError(f"--trace-steps must be between 0 and {MAX_TRACED_STEPS}, got {self.trace_steps}")
+        if self.optimizer not in OPTIMIZERS:
+            raise ToolError(f"unknown optimizer '{self.optimizer}'; choose one of {', '.join(OPTIMIZERS)}")
+        if self.intra_op_threads < 1 or self.inter_op_threads < 1:
+            raise ToolError("thread counts must be at least 1")
+        if self.bandwidth_bps:
+            tcp_settings.check_tcp_congestion_control(self.tcp_congestion_control)
+        check_cluster_fits(max(self.workers), "--workers")
+
+    def task_spec(self, cluster: dict[str, list[str]], trace: bool = True) -> TaskSpec:
+        """The tasks' instructions; ``trace=False`` skips the traced steps (repeats after the first)."""
+        model = str(Path(self.model).resolve()) if self.model.endswith(".py") else self.model
+        workers = len(cluster.get("worker", []))
+        traced = self.trace_steps if trace else 0
+        return TaskSpec(
+            mode="measure", cluster=cluster, model=model, batch_size=self.batch_size, optimizer=self.optimizer,
+            intra_op_threads=self.intra_op_threads, inter_op_threads=self.inter_op_threads,
+            warmup_steps=self.warmup_steps, duration_s=self.duration_s, model_kwargs=self.model_kwargs,
+            traced_steps=traced,
+            out_dir=str(self.traces_dir(workers)) if traced else "",
+        )
+
+    def traces_dir(self, workers: int) -> Path:
+        """Where the traced steps of the run with ``workers`` workers go (one folder per worker inside)."""
+        return self.out_dir.resolve() / TRACES_DIR / f"workers-{workers}"
+
+
+def parse_worker_counts(text: str) -> tuple[int, ...]:
+    """``1,2,4`` or ``1-4`` (or a mix) to sorted distinct counts."""
+    counts: set[int] = set()
+    for part in text.split(","):
+        part = part.strip()
+        lo, dash, hi = part.partition("-")
+        try:
+            bounds = (int(lo), int(hi)) if dash else (int(part), int(part))
+        except ValueError:
+            raise ToolError(f"bad --workers '{text}': give counts like 1,2,3,4 or 1-4") from None
+        check_cluster_fits(max(bounds), "--workers")  # before a huge range is spelled out
+        counts.update(range(bounds[0], bounds[1] + 1))
+    if not counts or min(counts) < 1:
+        raise ToolError(f"bad --workers '{text}': every worker count must be at least 1")
+    return tuple(sorted(counts))
+
+
+# ---------------------------------------------------------------- CPU accounting
+
+_CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def process_cpu_s(pid: int) -> float | None:
+    """User + system CPU seconds of a live process (all its threads), from /proc/<pid>/stat."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = text[text.rindex(")") + 2:].split()
+    return (int(fields[11]) + int(fields[12])) / _CLOCK_TICKS  # utime, stime (fields 14, 15)
+
+
+def machine_cpu_s() -> tuple[float, float]:
+    """CPU seconds all cores spent busy (outside idle and iowait) and stolen since boot, from /proc/stat.
+
+    Steal is time a virtual machine's cores wanted to run but the hypervisor ran someone else:
+    on a shared host it comes and goes, and while it lasts every step runs slower. It counts
+    as busy, and is reported on its own so a slow point can be told from a slow model."""
+    first = Path("/proc/stat").read_text().splitlines()[0].split()[1:]
+    ticks = [int(v) for v in first]
+    idle = ticks[3] + (ticks[4] if len(ticks) > 4 else 0)
+    steal = ticks[7] if len(ticks) > 7 else 0
+    return (sum(ticks[:8]) - idle) / _CLOCK_TICKS, steal / _CLOCK_TICKS
+
+
+@dataclass
+class CpuSnapshot:
+    wall_s: float
+    process_s: dict[str, float]
+    machine_busy_s: float
+    machine_steal_s: float = 0.0
+
+    @staticmethod
+    def take(pids: dict[str, int]) -> CpuSnapshot:
+        values = {name: process_cpu_s(pid) for name, pid in pids.items()}
+        busy, steal = machine_cpu_s()
+        return CpuSnapshot(time.monotonic(), {k: v for k, v in values.items() if v is not None}, busy, steal)
+
+
+def cpu_use(before: CpuSnapshot, after: CpuSnapshot) -> dict[str, Any]:
+    """Cores used by each process, all of them and the whole machine between two snapshots."""
+    wall = after.wall_s - before.wall_s
+    cores = {name: (after.process_s[name] - before.process_s[name]) / wall
+             for name in before.process_s if name in after.process_s}
+    total = sum(cores.values())
+    machine = (after.machine_busy_s - before.machine_busy_s) / wall
+    steal = (after.machine_steal_s - before.machine_steal_s) / wall
+    cpu_count = os.cpu_count() or 1
+    limit = CPU_SATURATION_FRACTION * cpu_count
+    stolen = steal > STEAL_LIMIT_CORES
+    return {
+        "window_s": wall,
+        "process_cores": cores,
+        "tasks_total_cores": total,
+        "machine_busy_cores": machine,
+        "steal_cores": steal,
+        "machine_cores": cpu_count,
+        "saturated": total > limit or machine > limit or stolen,
+        "saturated_by_other_processes": (machine > limit or stolen) and total <= limit,
+        "stolen_by_hypervisor": stolen,
+    }
+
+
+# ---------------------------------------------------------------- turning counts into a point
+
+def build_point(result: dict[str, Any], batch_size: int, cpu: dict[str, Any] | None) -> dict[str, Any]:
+    """One measured point from the chief's ``cluster_result`` and the CPU use around the window."""
+    counts: list[list[float]] = result["bin_counts"]
+    bin_s: float = result["bin_s"]
+    totals = [sum(row[b] for row in counts) / bin_s for b in range(result["bins"])]
+    overall = rate_stats(totals)
+    per_worker = []
+    for index, row in enumerate(counts):
+        stats = rate_stats([c / bin_s for c in row])
+        entry: dict[str, Any] = {
+            "task_index": index,
+            "steps_per_second": stats["mean"],
+            "steps_per_second_std": stats["std"],
+            "steps_in_window": sum(row),
+            "mean_step_time_s": result["mean_step_time_s"][index],
+            "cpu_cores_self_reported": result["cpu_s"][index] / result["duration_s"],
+        }
+        if cpu is not None:
+            entry["cpu_cores"] = cpu["process_cores"].get(f"worker{index}")
+        per_worker.append(entry)
+    point: dict[str, Any] = {
+        "workers": result["workers"],
+        "steps_per_second": overall["mean"],
+        "examples_per_second": overall["mean"] * batch_size,
+        "steps_per_second_std": overall["std"],
+        "steps_per_second_ci95": overall["ci95"],
+        "window_s": result["duration_s"],
+        "bins": result["bins"],
+        "bin_s": bin_s,
+        "bin_steps_per_second": totals,
+        "per_worker": per_worker,
+    }
+    if cpu is not None:
+        point["cpu"] = cpu
+        point["cpu_saturated"] = cpu["saturated"]
+    else:
+        point["cpu_saturated"] = False
+    return point
+
+
+def describe_point(point: dict[str, Any]) -> str:
+    runs = point.get("run_steps_per_second", [])
+    over = (f" over {len(runs)} runs (" + " ".join(f"{r:.2f}" for r in runs) + ")") if len(runs) > 1 else ""
+    if point.get("runs_left_out"):
+        over += f"; {len(point['runs_left_out'])} run(s) disturbed from outside left out"
+    line = (f"{point['workers']} worker(s): {point['steps_per_second']:.2f} steps/s "
+            f"+-{point['steps_per_second_ci95']:.2f} (95% CI{over}), {point['examples_per_second']:.0f} examples/s; "
+            f"per worker " + " ".join(f"{w['steps_per_second']:.2f}" for w in point["per_worker"]))
+    cpu = point.get("cpu")
+    if cpu:
+        line += (f"; CPU {cpu['tasks_total_cores']:.2f} of {cpu['machine_cores']} cores "
+                 f"(PS {cpu['process_cores'].get('ps', math.nan):.2f}, machine {cpu['machine_busy_cores']:.2f})")
+        link = point.get("link")
+        if link:
+            line += (f"; link used {link['download']['utilization']:.0%} down, {link['upload']['utilization']:.0%} up"
+                     f" ({link['download']['drops'] + link['upload']['drops']} drops)")
+        if cpu.get("stolen_by_hypervisor"):
+            line += (f"  CPU STOLEN by the hypervisor ({cpu['steal_cores']:.2f} cores): this point measures the "
+                     "host's other tenants, not the link")
+        elif cpu["saturated"]:
+            who = "other processes" if cpu["saturated_by_other_processes"] else "the cluster"
+            line += f"  CPU SATURATED by {who}: this point measures the CPU, not the link"
+    return line
+
+
+# ---------------------------------------------------------------- running clusters
+
+def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+@contextmanager
+def interrupt_on_sigterm() -> Iterator[None]:
+    """Unwind through cleanup on SIGTERM for the whole run, not only while processes are up."""
+    old = signal.signal(signal.SIGTERM, _raise_interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, old)
+
+
+class ShapedCluster(LocalCluster):
+    """A ``LocalCluster`` whose tasks each run in their own namespace of a ``ShapedTopology``."""
+
+    def __init__(self, topology: ShapedTopology, workers: int) -> None:
+        if workers > topology.workers:
+            raise ToolError(f"the topology has room for {topology.workers} workers, not {workers}")
+        super().__init__(workers=workers, isolate=False)
+        self.topology = topology
+
+    def cluster_addresses(self) -> dict[str, list[str]]:
+        return {
+            "ps": [f"{self.topology.ps.address}:{TASK_PORT}"],
+            "worker": [f"{t.address}:{TASK_PORT}" for t in self.topology.worker_tasks[: self.workers]],
+        }
+
+    def __enter__(self) -> ShapedCluster:
+        self.group.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        try:
+            self.group.__exit__(*exc)
+        finally:
+            self._tmp.cleanup()
+
+    def _argv(self, spec_path: Path, job: str, index: int) -> list[str]:
+        argv = python_module_argv("tracetool.tf_task", "--spec", str(spec_path), "--job", job,
+                                  "--task-index", str(index))
+        return self.topology.command_in(job, index, argv)
+
+
+ProgressFn = Callable[[str], None]
+
+
+def _task_pids(cluster: LocalCluster) -> dict[str, int]:
+    pids = {}
+    for task in cluster.group.tasks:
+        name = "ps" if task.name == "the PS task" else "worker" + task.name.split()[-1]
+        pids[name] = task.popen.pid  # nsenter execs the task: this is the Python process itself
+    return pids
+
+
+def link_use(before: dict[str, dict[str, int]], after: dict[str, dict[str, int]], wall_s: float,
+             bandwidth_bps: float) -> dict[str, dict[str, float]]:
+    """What the shaped qdiscs carried in the window: rate, share of the shaped rate, drops."""
+    use = {}
+    for direction in before:
+        sent = after[direction]["bytes"] - before[direction]["bytes"]
+        use[direction] = {
+            "bytes": sent,
+            "bits_per_second": 8 * sent / wall_s,
+            "utilization": 8 * sent / wall_s / bandwidth_bps,
+            "packets": after[direction]["packets"] - before[direction]["packets"],
+            "drops": after[direction]["drops"] - before[direction]["drops"],
+        }
+    return use
+
+
+def watch_measurement(
+    cluster: LocalCluster, timeout_s: float, progress: ProgressFn, topology: ShapedTopology | None = None
+) -> tuple[dict, dict | None, dict[int, list], dict | None]:
+    """Follow the workers' events; snapshot CPU (and the shaped link's counters) at the window's edges.
+
+    Returns the chief's result, the CPU use, each worker's step spans (by task index) and the
+    link's use in the window (None when unshaped).
+    """
+    result: dict[str, Any] | None = None
+    spans: dict[int, list] = {}
+    link_before: dict[str, dict[str, int]] | None = None
+    link: dict[str, Any] | None = None
+    before: CpuSnapshot | None = None
+    cpu: dict[str, Any] | None = None
+    warm = 0
+    announced = False
+    for name, event in cluster.worker_events(timeout_s):
+        kind = event["event"]
+        if kind == "window_ended":
+            spans[int(name.split()[-1])] = event.get("step_spans_s", [])
+        if kind == "phase" and event["phase"] == "warm":
+            warm += 1
+            progress(f"  {warm}/{cluster.workers} workers warm")
+        elif kind == "window" and not announced:
+            announced = True
+            start = time.strftime("%H:%M:%S", time.localtime(event["window_start_unix_s"]))
+            length_s = event["window_end_unix_s"] - event["window_start_unix_s"]
+            progress(f"  measuring from {start} for {length_s:.0f} s")
+        elif kind == "window_started" and before is None:
+            before = CpuSnapshot.take(_task_pids(cluster))
+            link_before = topology.link_counters() if topology else None
+        elif kind == "window_ended" and before is not None and cpu is None:
+            cpu = cpu_use(before, CpuSnapshot.take(_task_pids(cluster)))
+            if topology is not None and link_before is not None and topology.bandwidth_bps:
+                link = link_use(link_before, topology.link_counters(), cpu["window_s"], topology.bandwidth_bps)
+        elif kind == "cluster_result":
+            result = event
+    if result is None:
+        raise ToolError("the chief worker ended without reporting the cluster's step counts")
+    return result, cpu, spans, link
+
+
+def measure_point(request: MeasureRequest, workers: int, topology: ShapedTopology | None,
+                  progress: ProgressFn, trace: bool = True) -> dict[str, Any]:
+    """One run: a fresh cluster of ``workers`` workers, measured over one window."""
+    cluster: LocalCluster = ShapedCluster(topology, workers) if topology else LocalCluster(workers=workers)
+    timeout_s = max(180.0, 2 * request.duration_s + 120.0)
+    with cluster:
+        spec = request.task_spec(cluster.cluster_addresses(), trace)
+        cluster.start(spec)
+        progress(f"  started 1 PS and {workers} worker process(es)")
+        result, cpu, spans, link = watch_measurement(cluster, timeout_s, progress, topology)
+    point = build_point(result, request.batch_size, cpu)
+    if link is not None:
+        point["link"] = link
+    for entry in point["per_worker"]:
+        entry["step_spans_s"] = spans.get(entry["task_index"], [])
+    if request.trace_steps and trace:
+        point["traces"] = str(request.traces_dir(workers).relative_to(request.out_dir.resolve()))
+    return point
+
+
+def _document_head(request: MeasureRequest) -> dict[str, Any]:
+    """The first fields of measured.json: what was measured, local or on real hosts."""
+    return {
+        "schema": SCHEMA,
+        "schema_version": SCHEMA_VERSION,
+        "model": request.model,
+        "batch_size": request.batch_size,
+        "optimizer": request.optimizer,
+        "model_kwargs": request.model_kwargs,
+        "bandwidth_bps": request.bandwidth_bps,
+        "latency_s": request.latency_s,
+        "latency_emulated": False,
+    }
+
+
+def latency_note(request: MeasureRequest) -> str | None:
+    if request.latency_s is None:
+        return None
+    why = "this kernel has no netem qdisc" if not netem_available() else "only bandwidth is shaped"
+    return (f"latency {request.latency_s * 1e3:g} ms is NOT emulated on the measured links ({why}); "
+            "it is recorded as a simulator parameter only")
+
+
+def run_measure(request: MeasureRequest, progress: ProgressFn | None = None) -> Path:
+    """Measure every worker count; return the path of ``measured.json``."""
+    request.check()
+    netns.require_namespaces()
+    check_output_folder(request.out_dir)
+    say = progress or (lambda text: print(text, file=sys.stderr, flush=True))
+    note = latency_note(request)
+    if note:
+        say(f"warning: {note}")
+    out_dir = Path(os.path.abspath(request.out_dir))
+    network = (f"per-task namespaces on a bridge, PS link shaped to {format_bandwidth(request.bandwidth_bps)} "
+               f"both ways (tbf), TCP {request.tcp_congestion_control}"
+               if request.bandwidth_bps else "one loopback-only namespace, unshaped")
+    started = time.monotonic()
+    points = []
+    shaping: dict[str, Any] | None = None
+    with interrupt_on_sigterm(), output_folder(out_dir, "tracetool measure") as staging:
+        request = replace(request, out_dir=staging)  # traced steps go into the staging folder too
+        topology = (ShapedTopology(max(request.workers), request.bandwidth_bps, request.tcp_congestion_control)
+                    if request.bandwidth_bps else None)
+        try:
+            if topology is not None:
+                topology.__enter__()
+                shaping = {"qdisc": "tbf", "burst_bytes": topology.burst_bytes,
+                           "gso_max_bytes": GSO_MAX_BYTES if topology.gso_capped else None,
+                           "queue_limit_bytes": topology.queue_limit_bytes,
+                           "queue_latency_ms": QUEUE_LATENCY_MS,
+                           "tcp_congestion_control": tcp_settings.tcp_congestion_control(topology.ps.namespace)}
+            for workers in request.workers:
+                runs: list[dict[str, Any]] = []
+                while runs_to_try(request.repeats, runs):
+                    run = len(runs)
+                    of = f", run {run + 1} of {request.repeats}" if request.repeats > 1 else ""
+                    if run >= request.repeats:
+                        of = f", extra run {run + 1 - request.repeats} (a run was disturbed from outside)"
+                    say(f"{Path(request.model).stem}: {workers} worker(s){of}, {network}")
+                    runs.append(measure_point(request, workers, topology, say, trace=run == 0))
+                    if request.repeats > 1 or len(runs) > 1:
+                        say("  " + describe_point(runs[-1]))
+                point = combine_runs(runs, request.batch_size)
+                points.append(point)
+                say(describe_point(point))
+        finally:
+            if topology is not None:
+                topology.__exit__(None, None, None)
+        document = {
+            **_document_head(request),
+            "network": network,
+            "shaping": shaping,
+            "duration_s": request.duration_s,
+            "repeats": request.repeats,
+            "warmup_steps": request.warmup_steps,
+            "intra_op_threads": request.intra_op_threads,
+            "inter_op_threads": request.inter_op_threads,
+            "cpu_saturated": any(p["cpu_saturated"] for p in points),
+            "cpu_saturation_threshold_cores": CPU_SATURATION_FRACTION * (os.cpu_count() or 1),
+            "points": points,
+            "notes": [n for n in [note] if n],
+            **machine_facts(),
+            "measure_wall_time_s": time.monotonic() - started,
+            "command_line": request.command_line,
+            "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        }
+        write_json_atomically(staging / MEASURED_FILE, document)
+    if document["cpu_saturated"]:
+        saturated = [str(p["workers"]) for p in points if p["cpu_saturated"]]
+        say(f"warning: CPU saturated at {', '.join(saturated)} worker(s); those points measure this machine's "
+            "CPU, not the PS link (cpu_saturated in the file)")
+    return out_dir / MEASURED_FILE
+
+
+def _read_json_file(path: Path, what: str, expected: str) -> Any:
+    """Parse a JSON input; a missing, unreadable, binary or malformed file is one line naming it."""
+    path = Path(path)
+    if not path.is_file():
+        raise ToolError(f"{what} {path} {'is a folder' if path.is_dir() else 'does not exist'}; give {expected}")
+    try:
+        return json.loads(path.read_bytes())
+    except OSError as exc:
+        raise ToolError(f"cannot read {what} {path} ({exc.strerror}); give {expected}") from None
+    except ValueError:  # JSONDecodeError and UnicodeDecodeError (a binary file) alike
+        raise ToolError(f"{what} {path} is not JSON; give {expected}") from None
+
+
+def load_measured(path: Path) -> dict[str, Any]:
+    data = _read_json_file(path, "measurements", "a measured.json written by 'tracetool measure'")
+    if not isinstance(data, dict) or data.get("schema") != SCHEMA or data.get("schema_version") != SCHEMA_VERSION:
+        raise ToolError(f"{path} is not a {SCHEMA} version {SCHEMA_VERSION} file; give a measured.json written by "
+                        "'tracetool measure'")
+    if not isinstance(data.get("points"), list) or not all(isinstance(p, dict) for p in data["points"]):
+        raise ToolError(f"{path} is a damaged measured.json (its points are not a list of objects); measure again")
+    try:
+        # Repeated points are folded again from their runs, so every reader applies the same rules.
+        data["points"] = [combine_runs(p["runs"], data["batch_size"]) if len(p.get("runs", [])) > 1 else p
+                          for p in data["points"]]
+        for point in data["points"]:
+            int(point["workers"]), float(point["steps_per_second"]), float(point["steps_per_second_ci95"])
+        str(data["model"]), int(data["batch_size"])
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ToolError(f"{path} is a damaged measured.json ({type(exc).__name__}: {exc}); measure again") from None
+    return data
+
+
+# ---------------------------------------------------------------- real hosts
+
+def load_cluster_file(path: Path) -> dict[str, list[str]]:
+    """``{"ps": ["host:port"], "worker": ["host:port", ...]}``, as in TF_CONFIG's cluster."""
+    data = _read_json_file(path, "cluster file", 'a JSON file {"ps": ["host:port"], "worker": ["host:port", ...]}')
+    cluster = data.get("cluster", data) if isinstance(data, dict) else None
+    if not isinstance(cluster, dict) or not all(isinstance(cluster.get(job), list) and cluster[job]
+                                                for job in ("ps", "worker")):
+        raise ToolError(f"cluster file {path} needs 'ps' and 'worker' lists of host:port addresses")
+    if len(cluster["ps"]) != 1:
+        raise ToolError(f"cluster file {path}: exactly one PS address is supported, got {len(cluster['ps'])}")
+    return {"ps": [str(a) for a in cluster["ps"]], "worker": [str(a) for a in cluster["worker"]]}
+
+
+def measure_on_host(request: MeasureRequest, cluster_path: Path, job: str, task_index: int,
+                    progress: ProgressFn | None = None) -> Path | None:
+    """Run this host's task of a real multi-host cluster; the chief writes ``measured.json``.
+
+    The PS task serves until it is stopped (Ctrl-C). Workers run ``measure_worker`` exactly as
+    in a local measurement; each reads its own process's CPU time around the window.
+    """
+    request.check()
+    cluster = load_cluster_file(cluster_path)
+    if task_index == 0 and job == "worker":
+        check_output_folder(request.out_dir)
+    say = progress or (lambda text: print(text, file=sys.stderr, flush=True))
+    if job not in ("ps", "worker"):
+        raise ToolError(f"--job must be ps or worker, got '{job}'")
+    if not 0 <= task_index < len(cluster[job]):
+        raise ToolError(f"--task-index {task_index} is outside the {len(cluster[job])} {job} address(es)")
+    spec = request.task_spec(cluster)
+    spec_folder = tempfile.TemporaryDirectory(prefix=leftovers.spec_folder_prefix())
+    with spec_folder as tmp, interrupt_on_sigterm(), TaskGroup() as group:
+        spec_path = Path(tmp) / "spec.json"
+        spec.save(spec_path)
+        task = group.start(f"{job} task {task_index}", python_module_argv(
+            "tracetool.tf_task", "--spec", str(spec_path), "--job", job, "--task-index", str(task_index)))
+        if job == "ps":
+            say(f"PS serving at {cluster['ps'][0]}; stop it with Ctrl-C when the chief has written its file")
+            assert task.popen.stdout is not None
+            for _ in task.popen.stdout:
+                pass
+            code = task.popen.wait()
+            raise ToolError(f"the PS task exited with code {code}: {task.last_error_line()}")
+        result: dict[str, Any] | None = None
+        before: CpuSnapshot | None = None
+        cpu = None
+        assert task.popen.stdout is not None
+        for line in task.popen.stdout:
+            if not line.startswith("{"):
+                continue
+            event = json.loads(line)
+            kind = event["event"]
+            if kind == "phase":
+                say(f"  {event['phase']}")
+            elif kind == "window_started":
+                before = CpuSnapshot.take({f"worker{task_index}": task.popen.pid})
+            elif kind == "window_ended" and before is not None:
+                cpu = cpu_use(before, CpuSnapshot.take({f"worker{task_index}": task.popen.pid}))
+                say(f"  window closed: {event['steps']:.1f} steps by this worker")
+            elif kind == "cluster_result":
+                result = event
+        code = task.popen.wait()
+        if code != 0:
+            raise ToolError(f"worker task {task_index} exited with code {code}: {task.last_error_line()}")
+    if task_index != 0:
+        say("done; the chief (worker 0) writes the cluster's measured.json")
+        return None
+    if result is None:
+        raise ToolError("the chief ended without the cluster's step counts")
+    point = build_point(result, request.batch_size, None)
+    point["cpu_this_host"] = cpu
+    say(describe_point(point))
+    document = {
+        **_document_head(request),
+        "network": f"real hosts from {cluster_path}",
+        "cluster": cluster,
+        "duration_s": request.duration_s,
+        "repeats": request.repeats,
+        "warmup_steps": request.warmup_steps,
+        "cpu_saturated": point["cpu_saturated"],
+        "points": [point],
+        "notes": ["worker CPU is self-reported per worker (cpu_cores_self_reported); the PS host's CPU is not known "
+                  "to the chief"],
+        **machine_facts(),
+        "command_line": request.command_line,
+        "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
+    out_dir = Path(os.path.abspath(request.out_dir))
+    with output_folder(out_dir, "tracetool measure") as staging:
+        write_json_atomically(staging / MEASURED_FILE, document)
+    return out_dir / MEASURED_FILE
+
+
+def netem_available() -> bool:
+    """Whether this kernel can delay packets (it decides if ``--latency`` could ever be emulated)."""
+    name = netns.new_namespace_name("probe")
+    try:
+        netns.create_namespace(name)
+        result = subprocess.run(["tc", "-n", name, "qdisc", "add", "dev", "lo", "root", "netem", "delay", "1ms"],
+                                capture_output=True, text=True)
+        return result.returncode == 0
+    finally:
+        netns.delete_namespace(name)
+

@@ -1,0 +1,122 @@
+"""Several independent runs of one worker count, folded into one measured point.
+
+Why repeat at all: with several workers on a shared link, a run settles into one pattern of
+turns (which worker uploads while which downloads, which TCP connection backs off) and keeps
+it for the whole window. Another run of the same cluster may settle differently; measured
+here, alexnet at 100mbit with 3 workers gave 3.59, 4.23 and 3.95 steps/s in three runs whose
+own 95% intervals were each under 0.1. The spread inside one run therefore understates the
+uncertainty of the cluster's throughput; the spread between runs is the honest one. A point of
+``R`` runs reports the mean of the runs' rates and the 95% interval of that mean over runs
+(Student t with ``R - 1`` degrees of freedom), and keeps every run in full under ``runs``.
+
+A run whose CPU was taken by something outside the cluster (the hypervisor's steal, other
+processes) measured the host, not the cluster; it is left out of the mean when at least one
+run was undisturbed, and the point is flagged only when every run was disturbed. The
+measurement replaces such runs, up to as many extra runs as were asked for (``runs_to_try``).
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from typing import Any
+
+from tracetool.measure.stats import t95
+
+
+def disturbed(run: dict[str, Any]) -> bool:
+    """The run's CPU was taken by something outside the cluster (steal, other processes)."""
+    return bool((run.get("cpu") or {}).get("saturated_by_other_processes"))
+
+
+def runs_to_try(repeats: int, runs: list[dict[str, Any]]) -> int:
+    """How many more runs to start: until ``repeats`` undisturbed ones, at most ``2 * repeats`` in all."""
+    clean = sum(1 for r in runs if not disturbed(r))
+    return max(0, min(repeats - clean, 2 * repeats - len(runs)))
+
+
+def _mean_of(values: list[float | None]) -> float | None:
+    present = [v for v in values if v is not None]
+    return statistics.fmean(present) if present else None
+
+
+def _combined_cpu(cpus: list[dict[str, Any]]) -> dict[str, Any]:
+    """Mean cores over the runs' windows; a flag holds if it held in any run."""
+    names = sorted({name for c in cpus for name in c["process_cores"]})
+    combined: dict[str, Any] = {
+        "window_s": sum(c["window_s"] for c in cpus),
+        "process_cores": {n: _mean_of([c["process_cores"].get(n) for c in cpus]) for n in names},
+        "machine_cores": cpus[0]["machine_cores"],
+    }
+    for key in ("tasks_total_cores", "machine_busy_cores", "steal_cores"):
+        combined[key] = _mean_of([c.get(key) for c in cpus])
+    for key in ("saturated", "saturated_by_other_processes", "stolen_by_hypervisor"):
+        combined[key] = any(c.get(key, False) for c in cpus)
+    return combined
+
+
+def _combined_workers(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    combined = []
+    for index in range(len(runs[0]["per_worker"])):
+        entries = [r["per_worker"][index] for r in runs]
+        rates = [e["steps_per_second"] for e in entries]
+        combined.append({
+            "task_index": index,
+            "steps_per_second": statistics.fmean(rates),
+            "steps_per_second_std": statistics.stdev(rates),
+            "run_steps_per_second": rates,
+            "steps_in_window": sum(e["steps_in_window"] for e in entries),
+            "mean_step_time_s": _mean_of([e.get("mean_step_time_s") for e in entries]),
+            "cpu_cores_self_reported": _mean_of([e.get("cpu_cores_self_reported") for e in entries]),
+            "cpu_cores": _mean_of([e.get("cpu_cores") for e in entries]),
+        })
+    return combined
+
+
+def combine_runs(runs: list[dict[str, Any]], batch_size: int) -> dict[str, Any]:
+    """One point from the points of independent runs with the same worker count.
+
+    A single run is returned as it is, marked as one run; several give the mean rate with the
+    between-run spread over the undisturbed runs (``runs_left_out`` indexes the others), and
+    keep every run's own point."""
+    if not runs:
+        raise ValueError("no runs to combine")
+    if len(runs) == 1:
+        return {**runs[0], "repeats": 1, "run_steps_per_second": [runs[0]["steps_per_second"]]}
+    all_runs = runs
+    left_out = [i for i, r in enumerate(runs) if disturbed(r)]
+    if len(left_out) < len(runs):
+        runs = [r for i, r in enumerate(runs) if i not in left_out]
+    else:
+        left_out = []
+    if len(runs) == 1:
+        return {**runs[0], "repeats": len(all_runs), "run_steps_per_second": [runs[0]["steps_per_second"]],
+                "runs_left_out": left_out, "runs": all_runs}
+    rates = [r["steps_per_second"] for r in runs]
+    mean = statistics.fmean(rates)
+    std = statistics.stdev(rates)
+    point: dict[str, Any] = {
+        "workers": runs[0]["workers"],
+        "steps_per_second": mean,
+        "examples_per_second": mean * batch_size,
+        "steps_per_second_std": std,
+        "steps_per_second_ci95": t95(len(runs) - 1) * std / math.sqrt(len(runs)),
+        "spread": "between runs",
+        "repeats": len(all_runs),
+        "run_steps_per_second": rates,
+        "runs_left_out": left_out,
+        "window_s": sum(r["window_s"] for r in runs),
+        "bins": sum(r["bins"] for r in runs),
+        "bin_s": runs[0]["bin_s"],
+        "bin_steps_per_second": [b for r in runs for b in r["bin_steps_per_second"]],
+        "per_worker": _combined_workers(runs),
+        "cpu_saturated": any(r["cpu_saturated"] for r in runs),
+        "runs": all_runs,
+    }
+    cpus = [r["cpu"] for r in runs if r.get("cpu")]
+    if len(cpus) == len(runs):
+        point["cpu"] = _combined_cpu(cpus)
+    traces = [r["traces"] for r in all_runs if r.get("traces")]
+    if traces:
+        point["traces"] = traces[0]
+    return point

@@ -1,0 +1,481 @@
+"""``tracetool validate``: profile one worker, predict N workers, measure them, and compare.
+
+Each stage can be reused from an earlier run (``from_profile``, ``from_measured``). The
+prediction uses the replay engine's Python API on the profile's step graph with the same link
+the measurement had: the PS link shaped to the given bandwidth in both directions, the
+workers' own links unshaped (each worker has its own veth), so the replay gets the workers'
+bandwidth from the profiled loopback link. Outputs: ``validation.json`` (rows and a summary of
+absolute errors), ``validation.png`` and a table; all written atomically.
+
+This module compares; it neither simulates nor measures by itself.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import os
+import shutil
+import statistics
+import sys
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from tracetool.atomic_files import write_json_atomically, write_text_atomically
+from tracetool.cluster.topology import format_bandwidth
+from tracetool.errors import ToolError
+from tracetool.measure.measurement import MeasureRequest, load_measured, run_measure
+from tracetool.outputs import output_folder
+
+VALIDATION_FILE = "validation.json"
+PLOT_FILE = "validation.png"
+LINK_PROBE_FILE = "link-probe.json"
+
+
+@dataclass(frozen=True)
+class ValidateRequest:
+    measure: MeasureRequest  # model, batch size, worker counts, bandwidth, latency, duration
+    out_dir: Path
+    traced_steps: int = 5
+    from_profile: Path | None = None
+    from_measured: Path | None = None
+    order: str = ""
+    seeds: int = 5
+    jobs: int = 1
+    contention_efficiency: float = 1.0  # of the shaped link, from benchmarks/network_baseline.py
+    probe_link: bool = False  # measure the contention efficiency with tracetool.measure.link_probe instead
+    probe_duration_s: float = 10.0
+    from_link_probe: Path | None = None  # reuse an earlier link-probe.json of the same step shape
+
+
+def error_pct(predicted: float, measured: float) -> float:
+    """Signed error of a prediction relative to the measurement, in percent."""
+    return (predicted - measured) / measured * 100.0 if measured > 0 else math.nan
+
+
+def _profile(request: ValidateRequest, say: Any) -> Path:
+    if request.from_profile is not None:
+        return request.from_profile
+    from tracetool.collect.profile import ProfileRequest, run_profile
+
+    m = request.measure
+    say(f"profiling {Path(m.model).stem} on one PS and one worker")
+    return run_profile(ProfileRequest(
+        model=m.model, batch_size=m.batch_size, traced_steps=request.traced_steps,
+        out_dir=request.out_dir / "profile", optimizer=m.optimizer, warmup_steps=m.warmup_steps,
+        intra_op_threads=m.intra_op_threads, inter_op_threads=m.inter_op_threads, model_kwargs=m.model_kwargs,
+        command_line=m.command_line,
+    ))
+
+
+def _measured(request: ValidateRequest, say: Any) -> dict[str, Any]:
+    if request.from_measured is not None:
+        return load_measured(request.from_measured)
+    return load_measured(run_measure(request.measure, progress=say))
+
+
+# The second, pessimistic prediction: connections sharing each direction equally, so workers'
+# phases never settle into turns (replay/engine/sharing.py).
+BOUND_SHARING = "fair"
+BOUND_PREDICTION_FILE = "prediction-fair.json"
+
+
+def measured_link(graph: Any, bandwidth_bps: float | None, latency_s: float, contention_efficiency: float = 1.0) -> Any:
+    """The replay's link for the measured topology: the PS link shaped to ``bandwidth_bps``."""
+    from replay import profiled_link, target_link
+
+    if bandwidth_bps is None:
+        return target_link(graph, None, latency_s, contention_efficiency=contention_efficiency)
+    # measured workers sit on their own unshaped veth: as fast as the profiled loopback link
+    return target_link(graph, bandwidth_bps, latency_s,
+                       worker_bandwidth_bps=max(profiled_link(graph).download_bandwidth_bps, bandwidth_bps),
+                       contention_efficiency=contention_efficiency)
+
+
+def probe_contention_efficiency(request: ValidateRequest, graph: Any, latency_s: float,
+                                say: Any) -> dict[str, Any]:
+    """Run the network-only link probe with the model's own step shape; return its JSON.
+
+    The shape: the step's bytes each way, and the part of a one-worker step at the shaped rate
+    that the transfers do not cover (the replay's one-worker step less both directions' transfer
+    times), as the probe's compute. How often connections contend, and what that costs, depends
+    on it: at 50mbit the fitted efficiency was 0.98 for 1.2 MB steps without compute and 0.93
+    for 0.6 to 0.7 MB steps with 16 to 27 ms of it."""
+    from replay import ReplaySettings, predict
+    from tracetool.measure.link_probe import probe_link
+
+    m = request.measure
+    counts = sorted(set(m.workers))
+    link = measured_link(graph, m.bandwidth_bps, latency_s)
+    one = predict(graph, [1], link, ReplaySettings(seeds=1))
+    if request.from_link_probe is not None:
+        return _reused_link_probe(request.from_link_probe, m.bandwidth_bps, one.download_bytes_per_step,
+                                  one.upload_bytes_per_step, request.out_dir.resolve())
+    transfers_s = (8.0 * one.download_bytes_per_step / link.download_payload_bps()
+                   + 8.0 * one.upload_bytes_per_step / link.upload_payload_bps())
+    compute_s = max(0.0, 1.0 / one.one_worker_steps_per_second - transfers_s)
+    say(f"probing the shaped link without TensorFlow: {one.download_bytes_per_step:,} B down, "
+        f"{one.upload_bytes_per_step:,} B up, {compute_s * 1e3:.0f} ms compute per step")
+    probe = probe_link(m.bandwidth_bps, one.download_bytes_per_step, one.upload_bytes_per_step, compute_s, counts,
+                       link.download_payload_bps(), duration_s=request.probe_duration_s,
+                       tcp_congestion_control=m.tcp_congestion_control, progress=say)
+    say(f"  contention efficiency {probe.contention_efficiency:.3f}")
+    document = probe.to_json_dict()
+    write_json_atomically(request.out_dir.resolve() / LINK_PROBE_FILE, document)
+    return document
+
+
+def _reused_link_probe(path: Path, bandwidth_bps: float, download_bytes: int, upload_bytes: int,
+                       out_dir: Path) -> dict[str, Any]:
+    """An earlier probe's JSON, if it probed this link with this step's bytes."""
+    document = _read_link_probe(path)
+    shape = (document["bandwidth_bps"], document["download_bytes"], document["upload_bytes"])
+    if shape != (bandwidth_bps, download_bytes, upload_bytes):
+        raise ToolError(f"--from-link-probe {path} probed {shape[1]:,} B down and {shape[2]:,} B up at "
+                        f"{format_bandwidth(shape[0])}, not this step's {download_bytes:,} B and {upload_bytes:,} B "
+                        f"at {format_bandwidth(bandwidth_bps)}")
+    write_json_atomically(out_dir / LINK_PROBE_FILE, document)
+    return document
+
+
+def _read_link_probe(path: Path) -> dict[str, Any]:
+    """A link-probe.json written by an earlier validation, checked as far as it can be alone."""
+    import json
+
+    try:
+        document = json.loads(path.read_bytes())
+        float(document["bandwidth_bps"]), int(document["download_bytes"]), int(document["upload_bytes"])
+        efficiency = float(document["contention_efficiency"])
+    except FileNotFoundError:
+        raise ToolError(f"--from-link-probe {path} does not exist") from None
+    except (OSError, ValueError, KeyError, TypeError):
+        raise ToolError(f"--from-link-probe {path} is not a link-probe.json written by validate") from None
+    if not 0.1 <= efficiency <= 1.0:
+        raise ToolError(f"--from-link-probe {path} holds a contention efficiency of {efficiency:g}, outside [0.1, 1]")
+    return document
+
+
+def predicted_points(graph: Any, profile_dir: Path, workers: list[int], bandwidth_bps: float | None,
+                     latency_s: float, order: str, seeds: int, jobs: int, out_dir: Path,
+                     contention_efficiency: float = 1.0) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Replay the profile's step graph for each worker count, once with the default sharing and
+    once with fair sharing; keep the graph beside them and return both predictions' JSON."""
+    from replay import ReplaySettings, predict
+    from tracetool.graph.stepgraph import save_stepgraph
+
+    save_stepgraph(graph, out_dir / "graph.json")
+    link = measured_link(graph, bandwidth_bps, latency_s, contention_efficiency)
+    settings = ReplaySettings(seeds=seeds, jobs=jobs, **({"order": order} if order else {}))
+    try:
+        prediction = predict(graph, workers, link, settings).to_json_dict()
+        bound = predict(graph, workers, link, replace(settings, sharing=BOUND_SHARING)).to_json_dict()
+    except ValueError as exc:
+        raise ToolError(f"replay refused the graph of {profile_dir}: {exc}") from None
+    write_json_atomically(out_dir / "prediction.json", prediction)
+    write_json_atomically(out_dir / BOUND_PREDICTION_FILE, bound)
+    return prediction, bound
+
+
+def standing_queue_delay_s(measured: dict[str, Any]) -> float:
+    """How long a byte waits in the shaped link's queue when the link is busy.
+
+    Loss-based TCP keeps a busy direction's queue filled, so every transfer's last byte reaches
+    the other side about one queue's worth of time after the fluid model says it left; the
+    loopback profile never sees this. Without it one worker was predicted 2-15% fast, more for
+    models with many transfers per step. The queue is sized to hold ``queue_latency_ms`` of
+    traffic (5 ms), with a floor of 32 full frames at low rates; the floor is not what TCP keeps
+    queued: with the whole limit as latency (21 ms at 25mbit) one worker came out 4-9% slow at
+    25mbit, with the nominal 5 ms every one-worker point on a quiet machine within 3.5% but one.
+    The replay takes the nominal time as the link's one-way latency; an unshaped run has none.
+    """
+    shaping = measured.get("shaping") or {}
+    queue_ms = shaping.get("queue_latency_ms")
+    if not queue_ms or not measured.get("bandwidth_bps"):
+        return 0.0
+    return float(queue_ms) / 1e3
+
+
+def compare(predicted: list[dict[str, Any]], measured: list[dict[str, Any]],
+            bound: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+    by_workers = {p["workers"]: p for p in predicted}
+    bound_by_workers = {p["workers"]: p for p in bound or []}
+    rows = []
+    for m in sorted(measured, key=lambda p: p["workers"]):
+        p = by_workers.get(m["workers"])
+        if p is None:
+            continue
+        cpu = m.get("cpu") or {}
+        runs = m.get("run_steps_per_second", [m["steps_per_second"]])
+        other = bound_by_workers.get(m["workers"])
+        band: dict[str, Any] = {}
+        if other is not None:
+            low = min(p.get("steps_per_second_min", p["steps_per_second"]),
+                      other.get("steps_per_second_min", other["steps_per_second"]))
+            high = max(p.get("steps_per_second_max", p["steps_per_second"]),
+                       other.get("steps_per_second_max", other["steps_per_second"]))
+            band = {
+                # equal sharing, phases never settling into turns: the pessimistic end
+                "predicted_fair": other["steps_per_second"],
+                "within_sharing_band": low <= m["steps_per_second"] <= high,
+            }
+        rows.append({**band,
+            "workers": m["workers"],
+            "predicted": p["steps_per_second"],
+            "predicted_std": p["steps_per_second_std"],
+            "predicted_min": p.get("steps_per_second_min", p["steps_per_second"]),
+            "predicted_max": p.get("steps_per_second_max", p["steps_per_second"]),
+            "measured": m["steps_per_second"],
+            "measured_ci95": m["steps_per_second_ci95"],
+            "measured_std": m["steps_per_second_std"],
+            "measured_runs": runs,
+            # With repeated runs, a prediction between the slowest and the fastest run is one the
+            # cluster itself has produced; its error is no larger than the runs' own disagreement.
+            "within_measured_runs": min(runs) <= p["steps_per_second"] <= max(runs),
+            "error_pct": error_pct(p["steps_per_second"], m["steps_per_second"]),
+            # Where workers' phases on a shared link settle differs from seed to seed and from run
+            # to run; a measurement inside the seeds' range is one the model can produce.
+            "within_predicted_range": p.get("steps_per_second_min", p["steps_per_second"])
+            <= m["steps_per_second"] <= p.get("steps_per_second_max", p["steps_per_second"]),
+            "predicted_examples_per_second": p["examples_per_second"],
+            "measured_examples_per_second": m["examples_per_second"],
+            "predicted_downlink_utilization": p.get("downlink_utilization"),
+            "predicted_uplink_utilization": p.get("uplink_utilization"),
+            "cpu_cores": cpu.get("tasks_total_cores"),
+            "machine_cores": cpu.get("machine_cores"),
+            "cpu_saturated": bool(m.get("cpu_saturated")),
+        })
+    return rows
+
+
+def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    def stats(selected: list[dict[str, Any]]) -> dict[str, Any]:
+        errors = [abs(r["error_pct"]) for r in selected if not math.isnan(r["error_pct"])]
+        return {
+            "points": len(errors),
+            "median_abs_error_pct": statistics.median(errors) if errors else None,
+            "max_abs_error_pct": max(errors) if errors else None,
+            "mean_signed_error_pct": statistics.fmean(r["error_pct"] for r in selected) if errors else None,
+            "within_predicted_range": sum(1 for r in selected if r.get("within_predicted_range")),
+            "within_sharing_band": sum(1 for r in selected if r.get("within_sharing_band")),
+            "within_measured_runs": sum(1 for r in selected if len(r.get("measured_runs", [])) > 1
+                                        and r.get("within_measured_runs")),
+        }
+
+    unsaturated = [r for r in rows if not r["cpu_saturated"]]
+    return {**stats(rows), "cpu_unsaturated": stats(unsaturated)}
+
+
+def format_table(title: str, rows: list[dict[str, Any]], summary: dict[str, Any]) -> str:
+    lines = [title, f"{'workers':>7} {'predicted':>10} {'seed range':>13} {'fair':>9} {'measured':>16} "
+                    f"{'error':>8}  CPU cores"]
+    for r in rows:
+        cpu = f"{r['cpu_cores']:.2f}" if r["cpu_cores"] is not None else "-"
+        flag = "  saturated" if r["cpu_saturated"] else ""
+        low, high = r.get("predicted_min", r["predicted"]), r.get("predicted_max", r["predicted"])
+        fair = f"{r['predicted_fair']:>9.3f}" if "predicted_fair" in r else f"{'-':>9}"
+        lines.append(f"{r['workers']:>7} {r['predicted']:>10.3f} {low:>6.3f}-{high:<6.3f} {fair} "
+                     f"{r['measured']:>9.3f} +-{r['measured_ci95']:<5.3f}"
+                     f" {r['error_pct']:>+7.1f}%  {cpu}{flag}")
+    if summary["points"]:
+        band = (f"; {summary['within_sharing_band']} of {summary['points']} measured between the prediction and "
+                "fair sharing" if any("within_sharing_band" in r for r in rows) else "")
+        repeated = any(len(r.get("measured_runs", [])) > 1 for r in rows)
+        runs = (f"; {summary['within_measured_runs']} predicted within the measured runs' range"
+                if repeated else "")
+        lines.append(f"steps/s; median |error| {summary['median_abs_error_pct']:.1f}%, "
+                     f"max |error| {summary['max_abs_error_pct']:.1f}%{band}{runs}")
+    return "\n".join(lines)
+
+
+def plot_png(title: str, rows: list[dict[str, Any]]) -> bytes:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    workers = [r["workers"] for r in rows]
+    fig, ax = plt.subplots(figsize=(6, 4), dpi=110)
+    ax.fill_between(workers, [r.get("predicted_min", r["predicted"]) for r in rows],
+                    [r.get("predicted_max", r["predicted"]) for r in rows], alpha=0.15,
+                    label="predicted, min-max over seeds")
+    if all("predicted_fair" in r for r in rows):
+        ax.plot(workers, [r["predicted_fair"] for r in rows], linestyle="--", marker="^",
+                label="predicted with fair sharing (no turns)")
+    ax.errorbar(workers, [r["predicted"] for r in rows], yerr=[r["predicted_std"] for r in rows],
+                marker="o", capsize=4, label="predicted (replay, std over seeds)")
+    measured = ax.errorbar(workers, [r["measured"] for r in rows], yerr=[r["measured_ci95"] for r in rows],
+                           marker="s", capsize=4, label="measured (95% CI)")
+    repeated = [(r["workers"], v) for r in rows if len(r.get("measured_runs", [])) > 1 for v in r["measured_runs"]]
+    if repeated:
+        ax.plot(*zip(*repeated, strict=True), ".", color=measured[0].get_color(), alpha=0.5,
+                label="measured runs")
+    saturated = [r for r in rows if r["cpu_saturated"]]
+    if saturated:
+        ax.scatter([r["workers"] for r in saturated], [r["measured"] for r in saturated], s=160,
+                   facecolors="none", edgecolors="red", label="CPU saturated")
+    ax.set_xlabel("workers")
+    ax.set_ylabel("steps per second (all workers)")
+    ax.set_xticks(workers)
+    ax.set_ylim(bottom=0)
+    ax.set_title(title, fontsize=10)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png")
+    plt.close(fig)
+    return buffer.getvalue()
+
+
+def run_validate(request: ValidateRequest, progress: Any = None) -> Path:
+    """Profile (or reuse), predict, measure (or reuse) and compare; return the path of validation.json."""
+    say = progress or (lambda text: print(text, file=sys.stderr, flush=True))
+    m = request.measure
+    measured_file = None
+    if request.from_measured is not None:
+        measured_file = load_measured(request.from_measured)
+        if measured_file["model"] != m.model or measured_file["batch_size"] != m.batch_size:
+            raise ToolError(f"{request.from_measured} measured {measured_file['model']} at batch "
+                            f"{measured_file['batch_size']}, not {m.model} at batch {m.batch_size}")
+        bandwidth = m.bandwidth_bps or measured_file.get("bandwidth_bps")
+        if m.bandwidth_bps and measured_file.get("bandwidth_bps") != m.bandwidth_bps:
+            raise ToolError(f"{request.from_measured} was measured at bandwidth {measured_file.get('bandwidth_bps')} "
+                            f"bit/s, not {m.bandwidth_bps:g}")
+        workers = m.workers or tuple(p["workers"] for p in measured_file["points"])
+        m = replace(m, bandwidth_bps=bandwidth, workers=workers)
+    m.check()
+    request = replace(request, measure=m)
+    if request.seeds < 1:
+        raise ToolError(f"--seeds must be at least 1, got {request.seeds}")
+    if not 0.1 <= request.contention_efficiency <= 1.0:
+        raise ToolError(f"--contention-efficiency must be in [0.1, 1], got {request.contention_efficiency:g}")
+    if request.from_link_probe is not None and not request.probe_link:
+        raise ToolError("--from-link-probe goes with --contention-efficiency probe")
+    if request.probe_link and not m.bandwidth_bps:
+        raise ToolError("--contention-efficiency probe needs --bandwidth: an unshaped link has nothing to probe")
+    if request.probe_link and not 0 < request.probe_duration_s <= 3600:
+        raise ToolError(f"--probe-duration must be positive and at most 3600 s, got {request.probe_duration_s:g}")
+    if request.probe_link and max(m.workers) < 2:
+        raise ToolError("--contention-efficiency probe needs a worker count of 2 or more, where connections contend")
+    _check_reused_inputs(request)
+    _check_prediction_settings(request)
+    out_dir = Path(os.path.abspath(request.out_dir))
+    with output_folder(out_dir, "tracetool validate") as staging:
+        _keep_reused_inputs(request, out_dir, staging)
+        staged = replace(request, out_dir=staging, measure=replace(m, out_dir=staging / "measured"))
+        title, rows, summary = _validate_into(staged, measured_file, out_dir, say)
+    print(format_table(title, rows, summary))
+    return out_dir / VALIDATION_FILE
+
+
+def _check_reused_inputs(request: ValidateRequest) -> None:
+    """Reused inputs exist, so a typo is found before a profile or a measurement runs."""
+    if request.from_profile is not None and not (request.from_profile / "meta.json").is_file():
+        raise ToolError(f"--from-profile {request.from_profile} holds no meta.json; give a profile folder")
+    if request.from_link_probe is not None:
+        _read_link_probe(request.from_link_probe)
+
+
+def _check_prediction_settings(request: ValidateRequest) -> None:
+    """The replay's settings are checked before anything runs, not after the measurement."""
+    from replay.engine.order import order_policy
+
+    if request.order:
+        try:
+            order_policy(request.order)
+        except ValueError as exc:
+            raise ToolError(f"--order: {exc}") from None
+    if request.jobs < 1:
+        raise ToolError(f"replay jobs must be at least 1, got {request.jobs}")
+
+
+def _keep_reused_inputs(request: ValidateRequest, out_dir: Path, staging: Path) -> None:
+    """Copy reused inputs that live inside the folder being replaced into the new one.
+
+    ``--from-profile V/profile --out V`` is the natural way to re-predict a validation; the old
+    ``V`` is replaced at the end, so what it lends the new run must move along with it."""
+    for reused in (request.from_profile, request.from_measured, request.from_link_probe):
+        if reused is None:
+            continue
+        try:
+            top = Path(os.path.abspath(reused)).relative_to(out_dir).parts[0]
+        except (ValueError, IndexError):
+            continue
+        source, copy = out_dir / top, staging / top
+        if copy.exists():
+            continue
+        if source.is_dir():
+            shutil.copytree(source, copy, symlinks=True)
+        else:
+            shutil.copy2(source, copy)
+
+
+def _relocated(path: Path, old_root: Path, new_root: Path) -> Path:
+    """``path`` under ``new_root`` if it lies under ``old_root``, else ``path`` itself.
+
+    Maps between the staging folder and the final one: reused inputs inside the final folder
+    are read from their copies in staging, and paths recorded in the results name the final
+    folder."""
+    try:
+        return new_root / Path(os.path.abspath(path)).relative_to(old_root)
+    except ValueError:
+        return path
+
+
+def _validate_into(request: ValidateRequest, measured_file: dict[str, Any] | None, final_dir: Path,
+                   say: Any) -> tuple[str, list[dict[str, Any]], dict[str, Any]]:
+    """Profile, measure, probe and predict with every output in ``request.out_dir`` (the staging
+    folder); return the table's title, rows and summary."""
+    m = request.measure
+    out_dir = request.out_dir
+    if request.from_profile is not None:
+        request = replace(request, from_profile=_relocated(request.from_profile, final_dir, out_dir))
+    profile_dir = _profile(request, say)
+    measured = measured_file if measured_file is not None else _measured(request, say)
+    queue_delay_s = standing_queue_delay_s(measured)
+    latency_s = (m.latency_s or 0.0) + queue_delay_s
+    from tracetool.graph.builder import build_stepgraph_from_path
+
+    graph = build_stepgraph_from_path(profile_dir)
+    probe = probe_contention_efficiency(request, graph, latency_s, say) if request.probe_link else None
+    if probe is not None:
+        request = replace(request, contention_efficiency=probe["contention_efficiency"])
+    say("predicting with the replay engine" + (f" (link latency: {queue_delay_s * 1e3:.1f} ms of shaped queue)"
+                                                 if queue_delay_s else ""))
+    prediction, bound = predicted_points(graph, profile_dir, list(m.workers), m.bandwidth_bps, latency_s,
+                                         request.order, request.seeds, request.jobs, out_dir,
+                                         request.contention_efficiency)
+    rows = compare(prediction["points"], measured["points"], bound["points"])
+    if not rows:
+        raise ToolError("the prediction and the measurement share no worker count")
+    summary = summarize(rows)
+    link = format_bandwidth(m.bandwidth_bps) if m.bandwidth_bps else "unshaped loopback"
+    title = f"{Path(m.model).stem}, batch {m.batch_size}, PS link {link}"
+    document = {
+        "schema": "tfsim.validation",
+        "schema_version": 1,
+        "model": m.model,
+        "batch_size": m.batch_size,
+        "bandwidth_bps": m.bandwidth_bps,
+        "latency_s": m.latency_s,
+        "queue_delay_s": queue_delay_s,
+        "profile": str(_relocated(profile_dir, out_dir, final_dir)),
+        "prediction_settings": prediction["settings"],
+        "prediction_link": prediction["link"],
+        "prediction_fair_settings": bound["settings"],
+        "calibration": prediction["calibration"],
+        "link_bound_steps_per_second": prediction["link_bound_steps_per_second"],
+        "measured_cpu_saturated": measured.get("cpu_saturated", False),
+        "contention_efficiency": request.contention_efficiency,
+        "contention_efficiency_source": "link probe" if probe is not None else "given",
+        "link_probe": None if probe is None else {
+            k: probe[k] for k in ("download_bytes", "upload_bytes", "compute_s", "alone_share", "contended_share")
+        } | {"points": [{"workers": p["workers"], "steps_per_second": p["steps_per_second"],
+                         "down_busy": p["down_busy"], "up_busy": p["up_busy"]} for p in probe["points"]]},
+        "rows": rows,
+        "summary": summary,
+    }
+    write_json_atomically(out_dir / VALIDATION_FILE, document)
+    write_text_atomically(out_dir / PLOT_FILE, plot_png(title, rows))
+    return title, rows, summary
