@@ -46,8 +46,11 @@ def run_command(command: Callable[[argparse.Namespace], int], args: argparse.Nam
     """Run one subcommand and turn every way it can fail into one line and an exit code.
 
     SIGTERM is turned into KeyboardInterrupt for the whole command, so a run stopped by a
-    scheduler or ``kill`` unwinds through the same clean-up as Ctrl-C."""
+    scheduler or ``kill`` unwinds through the same clean-up as Ctrl-C. SIGINT gets Python's own
+    handler even when the command was started with SIGINT ignored (a background job of a
+    script inherits that), so ``kill -INT`` always stops it cleanly."""
     previous = signal.signal(signal.SIGTERM, _interrupt)
+    previous_int = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         return command(args)
     except ToolError as exc:
@@ -73,6 +76,7 @@ def run_command(command: Callable[[argparse.Namespace], int], args: argparse.Nam
         return EXIT_INTERNAL_ERROR
     finally:
         signal.signal(signal.SIGTERM, previous)
+        signal.signal(signal.SIGINT, previous_int)
 
 
 def parse_model_kwargs(items: list[str]) -> dict[str, int]:
