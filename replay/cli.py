@@ -34,6 +34,16 @@ def parse_workers(text: str) -> list[int]:
     return counts
 
 
+def parse_worker_speeds(text: str) -> tuple[float, ...]:
+    """``--worker-speeds 1,1,1,0.5``: compute speeds of the first workers relative to the profiled one."""
+    if not text.strip():
+        return ()
+    try:
+        return tuple(float(part) for part in text.split(","))
+    except ValueError:
+        raise ToolError(f"--worker-speeds expects numbers like 1,1,1,0.5, got '{text}'") from None
+
+
 def cmd_predict(args: argparse.Namespace) -> int:
     from replay.run import PredictRequest, run_predict
     from replay.sweep import ReplaySettings
@@ -63,6 +73,8 @@ def cmd_predict(args: argparse.Namespace) -> int:
             deterministic=args.deterministic,
             jobs=args.jobs,
             calibrate=not args.no_calibration,
+            worker_speeds=parse_worker_speeds(args.worker_speeds),
+            slowdown=args.slowdown,
         ),
         timelines=not args.no_timelines,
         timeline_steps=args.timeline_steps,
@@ -181,6 +193,17 @@ def build_parser() -> argparse.ArgumentParser:
         "--no-calibration",
         action="store_true",
         help="use traced durations as they are (no tracing-overhead correction)",
+    )
+    p.add_argument(
+        "--worker-speeds", default="", metavar="S1,S2,...",
+        help="compute speed of the first workers relative to the profiled one, e.g. 1,1,1,0.5 for a fourth worker "
+        "at half speed; workers past the list run at 1 (default: all 1)",
+    )
+    p.add_argument(
+        "--slowdown", default="none", metavar="SPEC",
+        help="per-step slowdowns of every worker's compute: none, lognormal:SIGMA, straggler:K:P (K times slower "
+        "with chance P), persistent:K:P:STEPS (slow periods of STEPS steps on average), or trace:FILE.csv "
+        "(measured worker,step,seconds); see docs/replay.md (default none)",
     )
     p.add_argument("--no-timelines", action="store_true", help="do not write timeline-<N>.json")
     p.add_argument(

@@ -28,6 +28,7 @@ def format_table(prediction: Prediction) -> str:
         f"sharing {prediction.settings.sharing}, order {prediction.settings.order}",
         f"calibration: op durations x {prediction.calibration.compute_scale:.4f} ({prediction.calibration.note})",
         f"link-capacity bound {prediction.link_bound_steps_per_second:.2f} steps/s",
+        *_unequal_workers_line(prediction),
         "",
         f"{'workers':>7} {'steps/s':>9} {'± std':>7} {'examples/s':>11} {'step ms':>8} {'compute':>8} "
         f"{'wait par':>8} {'wait lnk':>8} {'down%':>6} {'up%':>6} {'ps%':>6}",
@@ -53,6 +54,14 @@ def min_max_error_bars(points: list[Point], batch: int) -> list[list[float]]:
         [max(0.0, (p.steps_per_second - p.steps_per_second_min) * batch) for p in points],
         [max(0.0, (p.steps_per_second_max - p.steps_per_second) * batch) for p in points],
     ]
+
+
+def _unequal_workers_line(prediction: Prediction) -> list[str]:
+    settings = prediction.settings
+    if not settings.worker_speeds and settings.slowdown == "none":
+        return []
+    speeds = ",".join(f"{s:g}" for s in settings.worker_speeds) or "all 1"
+    return [f"unequal workers: speeds {speeds} (the rest 1), slowdown {settings.slowdown}"]
 
 
 def throughput_png(prediction: Prediction) -> bytes:

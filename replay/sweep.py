@@ -26,6 +26,7 @@ from replay.engine.link import LinkConfig, profiled_link
 from replay.engine.loop import DurationModel, ReplayTimeOverflow, RunResult, one_step_time_s, simulate
 from replay.engine.order import OrderPolicy, order_policy
 from replay.engine.sharing import DEFAULT_SHARING, SenioritySharing, SharingModel, sharing_model
+from replay.engine.slowdown import check_worker_speeds, parse_slowdown
 from tracetool.errors import ToolError
 from tracetool.graph.stepgraph import StepGraph
 
@@ -89,6 +90,10 @@ class ReplaySettings:
     deterministic: bool = False
     jobs: int = 1
     calibrate: bool = True
+    # Unequal workers (replay.engine.slowdown): the first workers' compute speeds relative to the
+    # profiled worker, and a process of per-step slowdowns ("none", "lognormal:0.3", ...).
+    worker_speeds: tuple[float, ...] = ()
+    slowdown: str = "none"
 
 
 @dataclass(frozen=True)
@@ -146,6 +151,8 @@ def varies_with_seed(settings: ReplaySettings) -> list[str]:
         varies.append("overtake draws")  # None: the default chance, which is positive
     if settings.order == "random":
         varies.append("transfer order")
+    if parse_slowdown(settings.slowdown).kind in ("lognormal", "straggler", "persistent"):
+        varies.append("slowdown draws")
     return varies
 
 
@@ -205,6 +212,8 @@ def _run_one(task: tuple[int, int]) -> tuple[int, int, RunResult, float]:
         warmup_steps=s["warmup_steps"],
         seed=seed,
         stagger_s=s["stagger_s"],
+        slowdown=s["slowdown"],
+        worker_speeds=s["worker_speeds"],
     )
     return workers, seed, result, time.perf_counter() - began
 
@@ -265,6 +274,8 @@ def run_sweep(
         "measured_steps": settings.measured_steps,
         "warmup_steps": settings.warmup_steps,
         "stagger_s": stagger_s,
+        "slowdown": parse_slowdown(settings.slowdown),
+        "worker_speeds": tuple(settings.worker_speeds),
     }
     # Largest worker counts first: they take longest, so the pool stays balanced.
     tasks = [(n, settings.seed + k) for n in sorted(workers, reverse=True) for k in range(settings.seeds)]
@@ -316,6 +327,16 @@ def check_settings(settings: ReplaySettings) -> None:
         raise ToolError(f"--jobs must be at least 1, got {settings.jobs}")
     if settings.max_streams is not None and settings.max_streams < 1:
         raise ToolError(f"--max-streams must be at least 1, got {settings.max_streams}")
+    check_worker_speeds(tuple(settings.worker_speeds))
+    parse_slowdown(settings.slowdown)
+
+
+def check_unequal_workers(workers: list[int], settings: ReplaySettings) -> None:
+    """A step-times trace must cover every worker of the largest count replayed."""
+    spec = parse_slowdown(settings.slowdown)
+    if spec.kind == "trace" and max(workers) > len(spec.step_times_s):
+        raise ToolError(f"--slowdown {settings.slowdown}: the file has step times of {len(spec.step_times_s)} "
+                        f"workers, not of all {max(workers)}; measure as many workers or replay fewer")
 
 
 def estimated_simulated_ops(n_nodes: int, workers: list[int], settings: ReplaySettings) -> int:
@@ -380,6 +401,7 @@ def predict(
     began = time.perf_counter()
     workers = check_workers(list(workers))
     check_settings(settings)
+    check_unequal_workers(workers, settings)
     check_sweep_size(len(graph.nodes), workers, settings)
     with _overflow_is_user_error():
         return _predict(graph, workers, link, settings, began)
@@ -447,6 +469,8 @@ def _record_timeline(
         seed=settings.seed,
         record_steps=steps,
         stagger_s=one_step,
+        slowdown=parse_slowdown(settings.slowdown),
+        worker_speeds=tuple(settings.worker_speeds),
     )
     return result, compiled, link
 

@@ -51,6 +51,7 @@ from replay.engine.compiled import (
 from replay.engine.link import LinkConfig
 from replay.engine.order import OrderPolicy, TraceOrder
 from replay.engine.sharing import FairSharing, SharingModel
+from replay.engine.slowdown import NO_SLOWDOWN, SlowdownSpec, StepMultipliers
 
 _DONE = 0  # a node of a worker completes (an op finishes or a transfer arrives)
 _LINK = 1  # a link direction may have finished transfers (worker field = direction)
@@ -138,13 +139,19 @@ def simulate(
     seed: int = 0,
     record_steps: int = 0,
     stagger_s: float = 0.0,
+    slowdown: SlowdownSpec = NO_SLOWDOWN,
+    worker_speeds: tuple[float, ...] = (),
 ) -> RunResult:
     """Replay ``workers`` workers until ``measured_steps`` steps per worker (in total over all
     workers) have completed after warm-up; see the module docstring for the semantics.
 
     Worker 0 starts at time 0; the others start spread over ``stagger_s`` (evenly with
     deterministic durations, uniformly at random otherwise), as real workers join at different
-    moments. Without it identical workers stay in lock-step on a fairly shared link."""
+    moments. Without it identical workers stay in lock-step on a fairly shared link.
+
+    ``worker_speeds`` (the first workers' compute speeds relative to the profiled one; the rest
+    at 1) and ``slowdown`` (a process of per-step slowdowns) make workers unequal
+    (``replay.engine.slowdown``)."""
     if workers < 1:
         raise ValueError("workers must be at least 1")
     if measured_steps < 1 or warmup_steps < 0:
@@ -188,6 +195,19 @@ def simulate(
             return mean_hold
         index = sample_offset + (np_rng.random(n) * sample_count).astype(np.int64)
         return (samples[index] * op_scale_s + held_gap_s).tolist()
+
+    multipliers = StepMultipliers(slowdown, worker_speeds, workers, seed)
+    compute_flags = is_compute.tolist()
+
+    def worker_hold(w: int) -> list[float]:
+        """The next step's hold times of worker ``w``: its compute slowed by its step multiplier."""
+        base = draw_hold()
+        if multipliers.uniform:
+            return base
+        factor = multipliers.next(w)
+        if factor == 1.0:
+            return base
+        return [h * factor if c else h for h, c in zip(base, compute_flags, strict=True)]
 
     # The links' own random events (connections overtaking each other) draw from a stream of their
     # own, so that models without them replay exactly as before for the same seed.
@@ -266,7 +286,7 @@ def simulate(
             begin = stagger_s * w / workers
         else:
             begin = float(np_rng.uniform(0.0, stagger_s))
-        hold[w] = draw_hold()
+        hold[w] = worker_hold(w)
         params_out[w] = n_downloads
         step_start[w] = begin
         acct_t[w] = begin
@@ -422,7 +442,7 @@ def simulate(
                         recording = False
                     pending[base : base + n] = indeg
                     step_start[w] = t
-                    hold[w] = draw_hold()
+                    hold[w] = worker_hold(w)
                     if not busy_lanes[w]:
                         acct_link[w] += t - acct_t[w]
                         acct_t[w] = t

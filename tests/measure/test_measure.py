@@ -13,10 +13,12 @@ from pathlib import Path
 
 import pytest
 
+from replay.engine.slowdown import read_step_times_csv
 from tests.conftest import REPO_ROOT, needs_root
 from tracetool.cluster import netns
 from tracetool.errors import ToolError
 from tracetool.graph.read_runmetadata import read_runmetadata
+from tracetool.liveness import pid_alive
 from tracetool.measure.measurement import (
     CpuSnapshot,
     build_point,
@@ -201,7 +203,13 @@ def test_two_shaped_workers_measure_below_the_link_bound(tmp_path: Path):
         assert sum(t.bytes for t in moved if "/job:ps/" in t.dst_device) >= MLP_BYTES
         assert (out / "traces" / "workers-2" / f"worker-{worker}" / "step-000.timeline.json").stat().st_size > 0
     assert not [n for n in netns.list_namespaces() if n.startswith("tfsim-") and "-w" in n
-                and not netns._pid_alive(int(n.split("-")[1]))]
+                and not pid_alive(int(n.split("-")[1]))]
+    # every worker's step times of the window, as replay's trace-driven slowdown reads them
+    times = read_step_times_csv(out / "step-times" / "workers-2-run-1.csv")
+    assert len(times) == 2 and all(len(steps) >= 2 for steps in times)
+    for worker, steps in enumerate(times):
+        measured_mean = point["per_worker"][worker]["mean_step_time_s"]
+        assert sum(steps) / len(steps) == pytest.approx(measured_mean, rel=0.05)
 
 
 def _namespaces_of(pid: int) -> list[str]:

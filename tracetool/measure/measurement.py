@@ -29,7 +29,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from tracetool.atomic_files import write_json_atomically
+from tracetool.atomic_files import write_json_atomically, write_text_atomically
 from tracetool.cluster import leftovers, netns, tcp_settings
 from tracetool.cluster.local_cluster import LocalCluster
 from tracetool.cluster.machine_facts import machine_facts
@@ -62,6 +62,7 @@ CPU_SATURATION_FRACTION = 0.85
 STEAL_LIMIT_CORES = 0.2
 
 TRACES_DIR = "traces"
+STEP_TIMES_DIR = "step-times"  # one worker,step,seconds CSV per run
 # Bounds that keep a run finite: an hour per window, and traced steps that fit on a disk
 # (a traced step of the zoo's largest graph is 0.7 MB of RunMetadata and timeline).
 MAX_DURATION_S = 3600.0
@@ -429,6 +430,16 @@ def _document_head(request: MeasureRequest) -> dict[str, Any]:
     }
 
 
+def write_step_times_csv(path: Path, point: dict[str, Any]) -> None:
+    """Every worker's step times in the window as ``worker,step,seconds`` rows: what
+    ``replay predict --slowdown trace:FILE`` replays to make its workers as unequal as these were."""
+    rows = ["worker,step,seconds"]
+    for entry in point["per_worker"]:
+        rows += [f"{entry['task_index']},{k},{duration:.4f}" for k, (_, duration) in enumerate(entry["step_spans_s"])
+                 if duration > 0]
+    write_text_atomically(path, "\n".join(rows) + "\n")
+
+
 def latency_note(request: MeasureRequest) -> str | None:
     if request.latency_s is None:
         return None
@@ -474,6 +485,7 @@ def run_measure(request: MeasureRequest, progress: ProgressFn | None = None) -> 
                         of = f", extra run {run + 1 - request.repeats} (a run was disturbed from outside)"
                     say(f"{Path(request.model).stem}: {workers} worker(s){of}, {network}")
                     runs.append(measure_point(request, workers, topology, say, trace=run == 0))
+                    write_step_times_csv(staging / STEP_TIMES_DIR / f"workers-{workers}-run-{run + 1}.csv", runs[-1])
                     if request.repeats > 1 or len(runs) > 1:
                         say("  " + describe_point(runs[-1]))
                 point = combine_runs(runs, request.batch_size)
