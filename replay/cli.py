@@ -8,6 +8,7 @@ from pathlib import Path
 
 from replay.engine.sharing import DEFAULT_SHARING
 from replay.sweep import MAX_REPLAY_WORKERS
+from replay.sync.disciplines import SYNC_DISCIPLINES
 from tracetool.cli_support import OneLineParser, run_command
 from tracetool.errors import ToolError
 
@@ -75,6 +76,8 @@ def cmd_predict(args: argparse.Namespace) -> int:
             calibrate=not args.no_calibration,
             worker_speeds=parse_worker_speeds(args.worker_speeds),
             slowdown=args.slowdown,
+            sync=args.sync,
+            staleness=args.staleness,
         ),
         timelines=not args.no_timelines,
         timeline_steps=args.timeline_steps,
@@ -205,6 +208,13 @@ def build_parser() -> argparse.ArgumentParser:
         "with chance P), persistent:K:P:STEPS (slow periods of STEPS steps on average), or trace:FILE.csv "
         "(measured worker,step,seconds); see docs/replay.md (default none)",
     )
+    p.add_argument(
+        "--sync", default="async", choices=list(SYNC_DISCIPLINES),
+        help="how workers coordinate: async (default; TensorFlow's asynchronous SGD) or ssp (bounded staleness: "
+        "a worker more than --staleness steps ahead of the slowest waits)",
+    )
+    p.add_argument("--staleness", type=int, default=None, metavar="S",
+                   help="with --sync ssp: how many steps a worker may run ahead of the slowest (0: lock-step)")
     p.add_argument("--no-timelines", action="store_true", help="do not write timeline-<N>.json")
     p.add_argument(
         "--timeline-steps",

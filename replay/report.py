@@ -18,6 +18,7 @@ from tracetool.atomic_files import write_text_atomically
 
 def format_table(prediction: Prediction) -> str:
     link = prediction.link
+    gated = prediction.settings.sync != "async"  # workers can wait for each other: show for how long
     lines = [
         f"model {prediction.model.get('name', '?')}, batch {prediction.batch_size}, "
         f"{prediction.download_bytes_per_step} B down / {prediction.upload_bytes_per_step} B up per step",
@@ -29,9 +30,11 @@ def format_table(prediction: Prediction) -> str:
         f"calibration: op durations x {prediction.calibration.compute_scale:.4f} ({prediction.calibration.note})",
         f"link-capacity bound {prediction.link_bound_steps_per_second:.2f} steps/s",
         *_unequal_workers_line(prediction),
+        *_sync_line(prediction),
         "",
         f"{'workers':>7} {'steps/s':>9} {'± std':>7} {'examples/s':>11} {'step ms':>8} {'compute':>8} "
-        f"{'wait par':>8} {'wait lnk':>8} {'down%':>6} {'up%':>6} {'ps%':>6}",
+        f"{'wait par':>8} {'wait lnk':>8} {'down%':>6} {'up%':>6} {'ps%':>6}"
+        + (f" {'wait peers':>10}" if gated else ""),
     ]
     for p in prediction.points:
         lines.append(
@@ -39,7 +42,7 @@ def format_table(prediction: Prediction) -> str:
             f"{p.step_time_s * 1e3:>8.1f} {p.compute_s * 1e3:>8.1f} {p.waiting_for_parameters_s * 1e3:>8.1f} "
             f"{p.waiting_for_link_s * 1e3:>8.1f} {100 * p.downlink_utilization:>6.1f} "
             f"{100 * p.uplink_utilization:>6.1f} "
-            f"{100 * p.ps_utilization:>6.1f}"
+            f"{100 * p.ps_utilization:>6.1f}" + (f" {p.waiting_for_peers_s * 1e3:>10.1f}" if gated else "")
         )
     return "\n".join(lines)
 
@@ -62,6 +65,14 @@ def _unequal_workers_line(prediction: Prediction) -> list[str]:
         return []
     speeds = ",".join(f"{s:g}" for s in settings.worker_speeds) or "all 1"
     return [f"unequal workers: speeds {speeds} (the rest 1), slowdown {settings.slowdown}"]
+
+
+def _sync_line(prediction: Prediction) -> list[str]:
+    settings = prediction.settings
+    if settings.sync == "async":
+        return []
+    return [f"sync discipline {settings.sync}, staleness bound {settings.staleness} steps; 'wait peers': ms per step "
+            "held back by it"]
 
 
 def throughput_png(prediction: Prediction) -> bytes:

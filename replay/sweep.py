@@ -27,6 +27,7 @@ from replay.engine.loop import DurationModel, ReplayTimeOverflow, RunResult, one
 from replay.engine.order import OrderPolicy, order_policy
 from replay.engine.sharing import DEFAULT_SHARING, SenioritySharing, SharingModel, sharing_model
 from replay.engine.slowdown import check_worker_speeds, parse_slowdown
+from replay.sync.disciplines import sync_discipline
 from tracetool.errors import ToolError
 from tracetool.graph.stepgraph import StepGraph
 
@@ -62,6 +63,7 @@ class Point:
     compute_s: float
     waiting_for_parameters_s: float
     waiting_for_link_s: float
+    waiting_for_peers_s: float
     downlink_utilization: float
     uplink_utilization: float
     ps_utilization: float
@@ -94,6 +96,9 @@ class ReplaySettings:
     # profiled worker, and a process of per-step slowdowns ("none", "lognormal:0.3", ...).
     worker_speeds: tuple[float, ...] = ()
     slowdown: str = "none"
+    # How workers coordinate (replay.sync.disciplines): "async", or "ssp" with a staleness bound.
+    sync: str = "async"
+    staleness: int | None = None
 
 
 @dataclass(frozen=True)
@@ -214,6 +219,7 @@ def _run_one(task: tuple[int, int]) -> tuple[int, int, RunResult, float]:
         stagger_s=s["stagger_s"],
         slowdown=s["slowdown"],
         worker_speeds=s["worker_speeds"],
+        discipline=s["discipline"],
     )
     return workers, seed, result, time.perf_counter() - began
 
@@ -243,6 +249,7 @@ def _summarize(workers: int, runs: list[RunResult], batch_size: int, wall_s: flo
         compute_s=avg("compute_s"),
         waiting_for_parameters_s=avg("waiting_for_parameters_s"),
         waiting_for_link_s=avg("waiting_for_link_s"),
+        waiting_for_peers_s=avg("waiting_for_peers_s"),
         downlink_utilization=avg("downlink_utilization"),
         uplink_utilization=avg("uplink_utilization"),
         ps_utilization=avg("ps_utilization"),
@@ -276,6 +283,7 @@ def run_sweep(
         "stagger_s": stagger_s,
         "slowdown": parse_slowdown(settings.slowdown),
         "worker_speeds": tuple(settings.worker_speeds),
+        "discipline": sync_discipline(settings.sync, settings.staleness),
     }
     # Largest worker counts first: they take longest, so the pool stays balanced.
     tasks = [(n, settings.seed + k) for n in sorted(workers, reverse=True) for k in range(settings.seeds)]
@@ -329,6 +337,7 @@ def check_settings(settings: ReplaySettings) -> None:
         raise ToolError(f"--max-streams must be at least 1, got {settings.max_streams}")
     check_worker_speeds(tuple(settings.worker_speeds))
     parse_slowdown(settings.slowdown)
+    sync_discipline(settings.sync, settings.staleness)
 
 
 def check_unequal_workers(workers: list[int], settings: ReplaySettings) -> None:
@@ -471,6 +480,7 @@ def _record_timeline(
         stagger_s=one_step,
         slowdown=parse_slowdown(settings.slowdown),
         worker_speeds=tuple(settings.worker_speeds),
+        discipline=sync_discipline(settings.sync, settings.staleness),
     )
     return result, compiled, link
 

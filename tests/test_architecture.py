@@ -71,6 +71,7 @@ FORBIDDEN = {
     "replay.engine": ("replay.sweep", "replay.report", "replay.run", "replay.cli", "replay.timeline",
                       "replay.calibration"),
     "models": ("tracetool", "replay"),
+    "replay.sync": ("replay.engine", "replay.sweep", "replay.report", "replay.run", "replay.cli"),
 }
 REPLAY_MAY_USE = ("tracetool.errors", "tracetool.outputs", "tracetool.atomic_files", "tracetool.cli_support",
                   "tracetool.liveness", "tracetool.graph.stepgraph")

@@ -52,6 +52,7 @@ from replay.engine.link import LinkConfig
 from replay.engine.order import OrderPolicy, TraceOrder
 from replay.engine.sharing import FairSharing, SharingModel
 from replay.engine.slowdown import NO_SLOWDOWN, SlowdownSpec, StepMultipliers
+from replay.sync.disciplines import SyncDiscipline
 
 _DONE = 0  # a node of a worker completes (an op finishes or a transfer arrives)
 _LINK = 1  # a link direction may have finished transfers (worker field = direction)
@@ -95,6 +96,7 @@ class RunResult:
     compute_s: float
     waiting_for_parameters_s: float
     waiting_for_link_s: float
+    waiting_for_peers_s: float  # held back by the sync discipline (0 for asynchronous training)
     downlink_utilization: float
     uplink_utilization: float
     ps_utilization: float
@@ -141,6 +143,7 @@ def simulate(
     stagger_s: float = 0.0,
     slowdown: SlowdownSpec = NO_SLOWDOWN,
     worker_speeds: tuple[float, ...] = (),
+    discipline: SyncDiscipline | None = None,
 ) -> RunResult:
     """Replay ``workers`` workers until ``measured_steps`` steps per worker (in total over all
     workers) have completed after warm-up; see the module docstring for the semantics.
@@ -151,7 +154,8 @@ def simulate(
 
     ``worker_speeds`` (the first workers' compute speeds relative to the profiled one; the rest
     at 1) and ``slowdown`` (a process of per-step slowdowns) make workers unequal
-    (``replay.engine.slowdown``)."""
+    (``replay.engine.slowdown``). ``discipline`` decides whether a worker may start its next
+    step when it ends one (``replay.sync.disciplines``; None: asynchronous)."""
     if workers < 1:
         raise ValueError("workers must be at least 1")
     if measured_steps < 1 or warmup_steps < 0:
@@ -253,6 +257,9 @@ def simulate(
     acct_compute = [0.0] * workers
     acct_params = [0.0] * workers
     acct_link = [0.0] * workers
+    acct_peers = [0.0] * workers  # held back by the sync discipline
+    waiting_for_peers = [False] * workers
+    gate = discipline if discipline is not None and discipline.gates_steps else None
     ps_busy_s = 0.0
 
     recording = record_steps > 0
@@ -271,7 +278,7 @@ def simulate(
     last_end = [-1.0] * workers
     own_steps = [0] * workers
     target = measured_steps * workers
-    snap0: tuple[float, float, float, float, float, float] | None = None
+    snap0: tuple[float, float, float, float, float, float, float] | None = None
     ops = 0
     total_steps_done = 0
 
@@ -293,10 +300,12 @@ def simulate(
         push(heap, (begin, seq, _DONE, w, start_node))
         seq += 1
 
-    def snapshot(now: float) -> tuple[float, float, float, float, float, float]:
+    def snapshot(now: float) -> tuple[float, float, float, float, float, float, float]:
         for v in range(workers):
             dt = now - acct_t[v]
-            if busy_lanes[v]:
+            if waiting_for_peers[v]:
+                acct_peers[v] += dt
+            elif busy_lanes[v]:
                 acct_compute[v] += dt
             elif params_out[v]:
                 acct_params[v] += dt
@@ -310,6 +319,7 @@ def simulate(
             sum(acct_compute),
             sum(acct_params),
             sum(acct_link),
+            sum(acct_peers),
         )
 
     if t0 == 0.0:
@@ -440,15 +450,31 @@ def simulate(
                             break
                     if recording and min(steps_done) >= record_steps:
                         recording = False
-                    pending[base : base + n] = indeg
-                    step_start[w] = t
-                    hold[w] = worker_hold(w)
                     if not busy_lanes[w]:
                         acct_link[w] += t - acct_t[w]
                         acct_t[w] = t
-                    params_out[w] = n_downloads
-                    push(heap, (t, seq, _DONE, w, start_node))
-                    seq += 1
+                    if gate is None:
+                        pending[base : base + n] = indeg
+                        step_start[w] = t
+                        hold[w] = worker_hold(w)
+                        params_out[w] = n_downloads
+                        push(heap, (t, seq, _DONE, w, start_node))
+                        seq += 1
+                    else:
+                        # The discipline may hold this worker back; ending a step may release others.
+                        waiting_for_peers[w] = True
+                        for v in [w, *(v for v in range(workers) if waiting_for_peers[v] and v != w)]:
+                            if waiting_for_peers[v] and gate.may_start(v, steps_done):
+                                waiting_for_peers[v] = False
+                                acct_peers[v] += t - acct_t[v]
+                                acct_t[v] = t
+                                vb = v * n
+                                pending[vb : vb + n] = indeg
+                                step_start[v] = t
+                                hold[v] = worker_hold(v)
+                                params_out[v] = n_downloads
+                                push(heap, (t, seq, _DONE, v, start_node))
+                                seq += 1
             if t1 < math.inf:
                 break
             if k == KIND_COMPUTE:
@@ -522,6 +548,7 @@ def simulate(
         compute_s=(snap1[3] - snap0[3]) * per_step,
         waiting_for_parameters_s=(snap1[4] - snap0[4]) * per_step,
         waiting_for_link_s=(snap1[5] - snap0[5]) * per_step,
+        waiting_for_peers_s=(snap1[6] - snap0[6]) * per_step,
         downlink_utilization=(snap1[0] - snap0[0]) / (link.download_payload_bps() * window),
         uplink_utilization=(snap1[1] - snap0[1]) / (link.upload_payload_bps() * window),
         ps_utilization=min(1.0, (snap1[2] - snap0[2]) / (n_ps * window)),
