@@ -33,6 +33,7 @@ import math
 import random
 import sys
 from collections import deque
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -454,27 +455,24 @@ def simulate(
                         acct_link[w] += t - acct_t[w]
                         acct_t[w] = t
                     if gate is None:
-                        pending[base : base + n] = indeg
-                        step_start[w] = t
-                        hold[w] = worker_hold(w)
-                        params_out[w] = n_downloads
-                        push(heap, (t, seq, _DONE, w, start_node))
-                        seq += 1
+                        ready: Iterable[int] = (w,)
                     else:
                         # The discipline may hold this worker back; ending a step may release others.
                         waiting_for_peers[w] = True
-                        for v in [w, *(v for v in range(workers) if waiting_for_peers[v] and v != w)]:
-                            if waiting_for_peers[v] and gate.may_start(v, steps_done):
-                                waiting_for_peers[v] = False
-                                acct_peers[v] += t - acct_t[v]
-                                acct_t[v] = t
-                                vb = v * n
-                                pending[vb : vb + n] = indeg
-                                step_start[v] = t
-                                hold[v] = worker_hold(v)
-                                params_out[v] = n_downloads
-                                push(heap, (t, seq, _DONE, v, start_node))
-                                seq += 1
+                        ready = [v for v in (w, *(u for u in range(workers) if waiting_for_peers[u] and u != w))
+                                 if gate.may_start(v, steps_done)]
+                        for v in ready:
+                            waiting_for_peers[v] = False
+                            acct_peers[v] += t - acct_t[v]
+                            acct_t[v] = t
+                    for v in ready:
+                        vb = v * n
+                        pending[vb : vb + n] = indeg
+                        step_start[v] = t
+                        hold[v] = worker_hold(v)
+                        params_out[v] = n_downloads
+                        push(heap, (t, seq, _DONE, v, start_node))
+                        seq += 1
             if t1 < math.inf:
                 break
             if k == KIND_COMPUTE:
