@@ -78,6 +78,7 @@ def cmd_predict(args: argparse.Namespace) -> int:
             slowdown=args.slowdown,
             sync=args.sync,
             staleness=args.staleness,
+            replicas_to_aggregate=args.replicas_to_aggregate,
         ),
         timelines=not args.no_timelines,
         timeline_steps=args.timeline_steps,
@@ -210,9 +211,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--sync", default="async", choices=list(SYNC_DISCIPLINES),
-        help="how workers coordinate: async (default; TensorFlow's asynchronous SGD) or ssp (bounded staleness: "
-        "a worker more than --staleness steps ahead of the slowest waits)",
+        help="how workers coordinate: async (default; TensorFlow's asynchronous SGD), ssp (bounded staleness: "
+        "a worker more than --staleness steps ahead of the slowest waits), sync (SyncReplicasOptimizer: one update "
+        "per R gradients, stale gradients dropped) or backup (sync with R = N - 1 by default)",
     )
+    p.add_argument("--replicas-to-aggregate", type=int, default=None, metavar="R",
+                   help="with --sync sync or backup: gradients per update (default N for sync, N - 1 for backup)")
     p.add_argument("--staleness", type=int, default=None, metavar="S",
                    help="with --sync ssp: how many steps a worker may run ahead of the slowest (0: lock-step)")
     p.add_argument("--no-timelines", action="store_true", help="do not write timeline-<N>.json")

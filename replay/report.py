@@ -71,8 +71,14 @@ def _sync_line(prediction: Prediction) -> list[str]:
     settings = prediction.settings
     if settings.sync == "async":
         return []
-    return [f"sync discipline {settings.sync}, staleness bound {settings.staleness} steps; 'wait peers': ms per step "
-            "held back by it"]
+    if settings.sync == "ssp":
+        return [f"sync discipline ssp, staleness bound {settings.staleness} steps; 'wait peers': ms per step held "
+                "back by it"]
+    lines = [f"sync discipline {settings.sync} (R = {settings.replicas_to_aggregate or 'default'}); 'wait peers': ms "
+             "per step waiting for a token; PS updates and gradients per second:"]
+    lines += [f"  {p.workers} workers: {p.updates_per_second:.2f} updates/s, {p.gradients_applied_per_second:.2f} "
+              f"gradients applied/s, {p.gradients_dropped_per_second:.2f} dropped/s" for p in prediction.points]
+    return lines
 
 
 def throughput_png(prediction: Prediction) -> bytes:

@@ -64,6 +64,9 @@ class Point:
     waiting_for_parameters_s: float
     waiting_for_link_s: float
     waiting_for_peers_s: float
+    updates_per_second: float
+    gradients_applied_per_second: float
+    gradients_dropped_per_second: float
     downlink_utilization: float
     uplink_utilization: float
     ps_utilization: float
@@ -99,6 +102,7 @@ class ReplaySettings:
     # How workers coordinate (replay.sync.disciplines): "async", or "ssp" with a staleness bound.
     sync: str = "async"
     staleness: int | None = None
+    replicas_to_aggregate: int | None = None  # sync / backup: R (default N, or N - 1 for backup)
 
 
 @dataclass(frozen=True)
@@ -250,6 +254,9 @@ def _summarize(workers: int, runs: list[RunResult], batch_size: int, wall_s: flo
         waiting_for_parameters_s=avg("waiting_for_parameters_s"),
         waiting_for_link_s=avg("waiting_for_link_s"),
         waiting_for_peers_s=avg("waiting_for_peers_s"),
+        updates_per_second=avg("updates_per_second"),
+        gradients_applied_per_second=avg("gradients_applied_per_second"),
+        gradients_dropped_per_second=avg("gradients_dropped_per_second"),
         downlink_utilization=avg("downlink_utilization"),
         uplink_utilization=avg("uplink_utilization"),
         ps_utilization=avg("ps_utilization"),
@@ -283,7 +290,7 @@ def run_sweep(
         "stagger_s": stagger_s,
         "slowdown": parse_slowdown(settings.slowdown),
         "worker_speeds": tuple(settings.worker_speeds),
-        "discipline": sync_discipline(settings.sync, settings.staleness),
+        "discipline": sync_discipline(settings.sync, settings.staleness, settings.replicas_to_aggregate),
     }
     # Largest worker counts first: they take longest, so the pool stays balanced.
     tasks = [(n, settings.seed + k) for n in sorted(workers, reverse=True) for k in range(settings.seeds)]
@@ -337,7 +344,14 @@ def check_settings(settings: ReplaySettings) -> None:
         raise ToolError(f"--max-streams must be at least 1, got {settings.max_streams}")
     check_worker_speeds(tuple(settings.worker_speeds))
     parse_slowdown(settings.slowdown)
-    sync_discipline(settings.sync, settings.staleness)
+    sync_discipline(settings.sync, settings.staleness, settings.replicas_to_aggregate)
+
+
+def check_discipline(workers: list[int], settings: ReplaySettings) -> None:
+    """Backup workers need R below every worker count replayed (above one)."""
+    discipline = sync_discipline(settings.sync, settings.staleness, settings.replicas_to_aggregate)
+    for n in workers:
+        discipline.new_run(n, 0.0)
 
 
 def check_unequal_workers(workers: list[int], settings: ReplaySettings) -> None:
@@ -411,6 +425,7 @@ def predict(
     workers = check_workers(list(workers))
     check_settings(settings)
     check_unequal_workers(workers, settings)
+    check_discipline(workers, settings)
     check_sweep_size(len(graph.nodes), workers, settings)
     with _overflow_is_user_error():
         return _predict(graph, workers, link, settings, began)
@@ -480,7 +495,7 @@ def _record_timeline(
         stagger_s=one_step,
         slowdown=parse_slowdown(settings.slowdown),
         worker_speeds=tuple(settings.worker_speeds),
-        discipline=sync_discipline(settings.sync, settings.staleness),
+        discipline=sync_discipline(settings.sync, settings.staleness, settings.replicas_to_aggregate),
     )
     return result, compiled, link
 

@@ -58,6 +58,7 @@ from replay.sync.disciplines import SyncDiscipline
 _DONE = 0  # a node of a worker completes (an op finishes or a transfer arrives)
 _LINK = 1  # a link direction may have finished transfers (worker field = direction)
 _PS_READY = 2  # a PS op has waited its gap and queues for its PS device
+_SYNC = 3  # the sync discipline asked to be woken (an aggregated update completes)
 
 
 class ReplayTimeOverflow(ValueError):
@@ -98,6 +99,9 @@ class RunResult:
     waiting_for_parameters_s: float
     waiting_for_link_s: float
     waiting_for_peers_s: float  # held back by the sync discipline (0 for asynchronous training)
+    updates_per_second: float  # PS updates: worker steps in asynchronous training, fewer when aggregated
+    gradients_applied_per_second: float
+    gradients_dropped_per_second: float  # stale gradients the accumulators refused
     downlink_utilization: float
     uplink_utilization: float
     ps_utilization: float
@@ -260,7 +264,34 @@ def simulate(
     acct_link = [0.0] * workers
     acct_peers = [0.0] * workers  # held back by the sync discipline
     waiting_for_peers = [False] * workers
-    gate = discipline if discipline is not None and discipline.gates_steps else None
+    # One aggregated update of synchronous training holds the PS for the step's PS op time.
+    ps_update_s = sum(mean_hold[i] for i in range(n) if kind[i] == KIND_PS)
+    run = discipline.new_run(workers, ps_update_s) if discipline is not None else None
+    gate = run if run is not None and run.gates_steps else None
+
+    def start_steps(t: float, ready: Iterable[int]) -> None:
+        """Workers in ``ready`` start their next step at ``t``."""
+        nonlocal seq
+        for v in ready:
+            vb = v * n
+            pending[vb : vb + n] = indeg
+            step_start[v] = t
+            hold[v] = worker_hold(v)
+            params_out[v] = n_downloads
+            push(heap, (t, seq, _DONE, v, start_node))
+            seq += 1
+
+    def release_waiting(t: float, first: int | None = None) -> list[int]:
+        """Workers the discipline lets go now, ``first`` (the one that just ended a step) asked first."""
+        assert gate is not None
+        order = [first] if first is not None else []
+        order += [u for u in range(workers) if waiting_for_peers[u] and u != first]
+        ready = [v for v in order if gate.may_start(v, steps_done)]
+        for v in ready:
+            waiting_for_peers[v] = False
+            acct_peers[v] += t - acct_t[v]
+            acct_t[v] = t
+        return ready
     ps_busy_s = 0.0
 
     recording = record_steps > 0
@@ -279,7 +310,7 @@ def simulate(
     last_end = [-1.0] * workers
     own_steps = [0] * workers
     target = measured_steps * workers
-    snap0: tuple[float, float, float, float, float, float, float] | None = None
+    snap0: tuple[float, ...] | None = None
     ops = 0
     total_steps_done = 0
 
@@ -301,7 +332,7 @@ def simulate(
         push(heap, (begin, seq, _DONE, w, start_node))
         seq += 1
 
-    def snapshot(now: float) -> tuple[float, float, float, float, float, float, float]:
+    def snapshot(now: float) -> tuple[float, ...]:
         for v in range(workers):
             dt = now - acct_t[v]
             if waiting_for_peers[v]:
@@ -321,6 +352,7 @@ def simulate(
             sum(acct_params),
             sum(acct_link),
             sum(acct_peers),
+            *((run.counters().get(key, 0) for key in _COUNTERS) if run is not None else (0, 0, 0)),
         )
 
     if t0 == 0.0:
@@ -454,25 +486,17 @@ def simulate(
                     if not busy_lanes[w]:
                         acct_link[w] += t - acct_t[w]
                         acct_t[w] = t
+                    if run is not None:
+                        wake = run.on_step_end(w, t)  # the step's gradients reach the PS
+                        if wake is not None:
+                            push(heap, (wake, seq, _SYNC, 0, 0))
+                            seq += 1
                     if gate is None:
-                        ready: Iterable[int] = (w,)
+                        start_steps(t, (w,))
                     else:
                         # The discipline may hold this worker back; ending a step may release others.
                         waiting_for_peers[w] = True
-                        ready = [v for v in (w, *(u for u in range(workers) if waiting_for_peers[u] and u != w))
-                                 if gate.may_start(v, steps_done)]
-                        for v in ready:
-                            waiting_for_peers[v] = False
-                            acct_peers[v] += t - acct_t[v]
-                            acct_t[v] = t
-                    for v in ready:
-                        vb = v * n
-                        pending[vb : vb + n] = indeg
-                        step_start[v] = t
-                        hold[v] = worker_hold(v)
-                        params_out[v] = n_downloads
-                        push(heap, (t, seq, _DONE, v, start_node))
-                        seq += 1
+                        start_steps(t, release_waiting(t, w))
             if t1 < math.inf:
                 break
             if k == KIND_COMPUTE:
@@ -508,6 +532,14 @@ def simulate(
             elif ack_coupled and direction_busy[w]:
                 direction_busy[w] = False
                 seq = _recapacity(links, 1 - w, t, capacity_of(1 - w), link_sched, link_version, heap, seq)
+        elif code == _SYNC:
+            assert run is not None
+            wake = run.on_wake(t)
+            if wake is not None:
+                push(heap, (wake, seq, _SYNC, 0, 0))
+                seq += 1
+            if gate is not None:
+                start_steps(t, release_waiting(t))
         else:  # _PS_READY
             p = lane[i]
             if ps_busy[p]:
@@ -547,6 +579,7 @@ def simulate(
         waiting_for_parameters_s=(snap1[4] - snap0[4]) * per_step,
         waiting_for_link_s=(snap1[5] - snap0[5]) * per_step,
         waiting_for_peers_s=(snap1[6] - snap0[6]) * per_step,
+        **_update_rates(snap0, snap1, window, rate, run),
         downlink_utilization=(snap1[0] - snap0[0]) / (link.download_payload_bps() * window),
         uplink_utilization=(snap1[1] - snap0[1]) / (link.upload_payload_bps() * window),
         ps_utilization=min(1.0, (snap1[2] - snap0[2]) / (n_ps * window)),
@@ -554,6 +587,20 @@ def simulate(
         end_time_s=t1,
         timeline=record,
     )
+
+
+_COUNTERS = ("updates", "gradients_applied", "gradients_dropped")
+
+
+def _update_rates(snap0: tuple[float, ...], snap1: tuple[float, ...], window: float, rate: float,
+                  run: SyncDiscipline | None) -> dict[str, float]:
+    """PS updates and gradients per second: every step is one update of one gradient, unless the
+    discipline aggregates gradients (sync, backup) and counts its own."""
+    if run is None or not run.counters():
+        return {"updates_per_second": rate, "gradients_applied_per_second": rate, "gradients_dropped_per_second": 0.0}
+    updates, applied, dropped = (snap1[7 + k] - snap0[7 + k] for k in range(3))
+    return {"updates_per_second": updates / window, "gradients_applied_per_second": applied / window,
+            "gradients_dropped_per_second": dropped / window}
 
 
 def one_step_time_s(

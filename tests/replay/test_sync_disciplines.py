@@ -71,3 +71,63 @@ def test_bad_discipline_settings_are_one_line_errors(name: str, staleness: int |
     """A bound without ssp, ssp without a bound, a negative bound or an unknown name are refused."""
     with pytest.raises(ToolError, match=words):
         sync_discipline(name, staleness)
+
+
+def sync_point(workers: int, **settings: object):  # noqa: ANN201 - a Point
+    from replay.engine.link import target_link
+    from replay.sweep import ReplaySettings, predict
+    from tests.replay.test_unequal_workers import compute_only_graph
+
+    graph = compute_only_graph()
+    base = {"sharing": "fair", "deterministic": True, "calibrate": False, "seeds": 1, "measured_steps": 200}
+    return predict(graph, [workers], target_link(graph, 1e9, 0.0), ReplaySettings(**{**base, **settings})).points[0]
+
+
+def test_identical_workers_under_sync_make_one_update_per_step_time():
+    """Three equal 10 ms workers aggregate all three gradients into 100 updates/s; none is dropped after
+    the start-up tokens' one stale round."""
+    point = sync_point(3, sync="sync")
+    assert point.updates_per_second == pytest.approx(1 / STEP_S, rel=0.01)
+    assert point.steps_per_second == pytest.approx(3 / STEP_S, rel=0.01)
+    assert point.gradients_dropped_per_second < 0.01 * point.gradients_applied_per_second
+
+
+def test_sync_runs_at_the_slowest_workers_pace():
+    """With R = N, every update waits for the worker ten times slower: 10 updates/s, 30 gradients/s."""
+    point = sync_point(3, sync="sync", worker_speeds=(1.0, 1.0, 0.1))
+    assert point.updates_per_second == pytest.approx(0.1 / STEP_S, rel=0.01)
+    assert point.gradients_applied_per_second == pytest.approx(3 * 0.1 / STEP_S, rel=0.01)
+    assert point.waiting_for_peers_s > 0.5 * STEP_S
+
+
+def test_backup_workers_do_not_wait_for_a_straggler():
+    """With R = N - 1 the updates no longer wait for the slow worker: many times sync's rate, at the price
+    of dropped (stale) gradients."""
+    sync = sync_point(3, sync="sync", worker_speeds=(1.0, 1.0, 0.1))
+    backup = sync_point(3, sync="backup", worker_speeds=(1.0, 1.0, 0.1))
+    assert backup.updates_per_second > 5 * sync.updates_per_second
+    assert backup.gradients_dropped_per_second > 0
+    assert sync.gradients_dropped_per_second == 0
+
+
+def test_asynchronous_training_counts_every_step_as_an_update():
+    """Without aggregation each worker step is one update of one gradient."""
+    point = sync_point(2, worker_speeds=(1.0, 0.5))
+    assert point.updates_per_second == point.gradients_applied_per_second == point.steps_per_second
+    assert point.gradients_dropped_per_second == 0
+
+
+@pytest.mark.parametrize("name,r,words", [
+    ("async", 2, "sync or backup only"),
+    ("sync", 0, "at least 1"),
+])
+def test_bad_aggregation_settings_are_one_line_errors(name: str, r: int, words: str):
+    """R with a discipline that does not aggregate, or an R below 1, is refused."""
+    with pytest.raises(ToolError, match=words):
+        sync_discipline(name, replicas_to_aggregate=r)
+
+
+def test_backup_without_a_backup_worker_is_refused():
+    """--sync backup with R at or above the worker count leaves no backup worker: refused before replaying."""
+    with pytest.raises(ToolError, match="no backup"):
+        sync_point(3, sync="backup", replicas_to_aggregate=3)
