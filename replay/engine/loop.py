@@ -264,6 +264,7 @@ def simulate(
     acct_link = [0.0] * workers
     acct_peers = [0.0] * workers  # held back by the sync discipline
     waiting_for_peers = [False] * workers
+    waiting: list[int] = []  # the workers waiting_for_peers, in the order they began to wait
     # One aggregated update of synchronous training holds the PS for the step's PS op time.
     ps_update_s = sum(mean_hold[i] for i in range(n) if kind[i] == KIND_PS)
     run = discipline.new_run(workers, ps_update_s) if discipline is not None else None
@@ -284,13 +285,13 @@ def simulate(
     def release_waiting(t: float, first: int | None = None) -> list[int]:
         """Workers the discipline lets go now, ``first`` (the one that just ended a step) asked first."""
         assert gate is not None
-        order = [first] if first is not None else []
-        order += [u for u in range(workers) if waiting_for_peers[u] and u != first]
+        order = [first, *(u for u in waiting if u != first)] if first is not None else waiting
         ready = [v for v in order if gate.may_start(v, steps_done)]
         for v in ready:
             waiting_for_peers[v] = False
             acct_peers[v] += t - acct_t[v]
             acct_t[v] = t
+        waiting[:] = [u for u in order if waiting_for_peers[u]]
         return ready
     ps_busy_s = 0.0
 

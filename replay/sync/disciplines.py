@@ -78,15 +78,42 @@ class StaleSynchronous(SyncDiscipline):
     def __init__(self, staleness: int) -> None:
         self.staleness = staleness
 
-    def may_start(self, worker: int, steps_done: list[int]) -> bool:
-        return steps_done[worker] - min(steps_done) <= self.staleness
+    def new_run(self, workers: int, update_s: float) -> StaleSynchronousRun:
+        return StaleSynchronousRun(workers, self.staleness)
+
+    def describe(self) -> dict[str, Any]:
+        return {"name": self.name, "staleness": self.staleness}
+
+
+class StaleSynchronousRun(SyncDiscipline):
+    """One replay's step counts, with the slowest worker's kept up to date as steps end, so that
+    asking costs the same at 4,096 workers as at 2 (a ``min`` over all workers per question
+    doubled the replay time of 512 lock-step workers)."""
+
+    name = "ssp"
+
+    def __init__(self, workers: int, staleness: int) -> None:
+        self.staleness = staleness
+        self.completed = [0] * workers
+        self.workers_at = {0: workers}  # completed steps -> how many workers have completed that many
+        self.slowest = 0
 
     @property
     def gates_steps(self) -> bool:
         return True
 
-    def describe(self) -> dict[str, Any]:
-        return {"name": self.name, "staleness": self.staleness}
+    def on_step_end(self, worker: int, now: float) -> float | None:
+        done = self.completed[worker]
+        self.completed[worker] = done + 1
+        self.workers_at[done] -= 1
+        self.workers_at[done + 1] = self.workers_at.get(done + 1, 0) + 1
+        while not self.workers_at.get(self.slowest):
+            self.workers_at.pop(self.slowest, None)
+            self.slowest += 1
+        return None
+
+    def may_start(self, worker: int, steps_done: list[int]) -> bool:
+        return self.completed[worker] - self.slowest <= self.staleness
 
 
 class SyncReplicas(SyncDiscipline):

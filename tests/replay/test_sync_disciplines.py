@@ -56,9 +56,17 @@ def test_waiting_for_peers_is_reported():
 
 
 def test_the_bound_is_the_distance_to_the_slowest():
-    """A worker may start while it is at most s completed steps ahead of the slowest."""
-    ssp = StaleSynchronous(2)
-    assert ssp.may_start(0, [5, 3, 4]) and not ssp.may_start(0, [6, 3, 4])
+    """A worker may start while it is at most s completed steps ahead of the slowest, and the slowest is
+    tracked as steps end."""
+    run = StaleSynchronous(2).new_run(3, 0.0)
+    for worker, steps in ((0, 5), (1, 3), (2, 4)):
+        for _ in range(steps):
+            run.on_step_end(worker, 0.0)
+    assert run.may_start(0, []) and run.slowest == 3
+    run.on_step_end(0, 0.0)
+    assert not run.may_start(0, [])
+    run.on_step_end(1, 0.0)
+    assert run.may_start(0, []) and run.slowest == 4
 
 
 @pytest.mark.parametrize("name,staleness,words", [
