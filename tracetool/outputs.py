@@ -211,11 +211,8 @@ def output_folder(target: Path, command: str, option: str = "--out") -> Iterator
     try:
         yield staging
         write_marker(staging, command)
-        _swap_into_place(staging, target, option)
-    except ToolError as exc:
-        if "the new outputs are kept" not in str(exc):
-            shutil.rmtree(staging, ignore_errors=True)
-        raise
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
+    # Past this point the outputs are complete: a refusal to swap keeps them and says where.
+    _swap_into_place(staging, target, option)

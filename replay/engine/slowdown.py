@@ -28,6 +28,7 @@ replay it was before, and each seed gives the same slowdowns whatever the sharin
 from __future__ import annotations
 
 import csv
+import functools
 import math
 import statistics
 from dataclasses import dataclass
@@ -131,9 +132,18 @@ def _check_factor_and_probability(spec: str, factor: float, probability: float) 
 
 
 def read_step_times_csv(path: Path) -> tuple[tuple[float, ...], ...]:
-    """Measured step times per worker from ``worker,step,seconds`` rows; workers must be 0..W-1."""
+    """Measured step times per worker from ``worker,step,seconds`` rows; workers must be 0..W-1.
+
+    A sweep checks and replays the same spec several times; the file is read once per version."""
     if not path.is_file():
         raise ToolError(f"step-times file {path} does not exist; give a CSV with columns worker,step,seconds")
+    stat = path.stat()
+    return _read_step_times(str(path), stat.st_mtime_ns, stat.st_size)
+
+
+@functools.lru_cache(maxsize=8)
+def _read_step_times(name: str, mtime_ns: int, size: int) -> tuple[tuple[float, ...], ...]:
+    path = Path(name)
     by_worker: dict[int, dict[int, float]] = {}
     try:
         with path.open(newline="") as handle:

@@ -355,3 +355,21 @@ def test_progress_in_a_log_is_a_line_per_phase():
     assert "\r" not in log.getvalue()
     assert [ln.split(":")[1].split(",")[0].strip() for ln in lines[:3]] == ["warmup", "untraced", "traced"]
     assert len(lines) == 4 and "30 steps done" in lines[-1]
+
+
+def test_a_folder_that_gains_foreign_files_during_a_run_is_kept(tmp_path: Path):
+    """If the user adds a file to the output folder while a run works, the swap is refused: their folder
+    stays as it is and the finished outputs are kept beside it, named in the error."""
+    from tracetool.errors import ToolError
+    from tracetool.outputs import output_folder
+
+    target = tmp_path / "out"
+    with pytest.raises(ToolError, match="gained files") as refusal:
+        with output_folder(target, "replay predict") as staging:
+            (staging / "prediction.json").write_text("{}")
+            target.mkdir()
+            (target / "mine.txt").write_text("keep")
+    assert snapshot(target) == {".": "mode 40000", "mine.txt": b"keep"}
+    kept = [p for p in tmp_path.iterdir() if p.name.startswith(".out.tfsim-partial-")]
+    assert len(kept) == 1 and str(kept[0]) in str(refusal.value)
+    assert (kept[0] / "prediction.json").read_text() == "{}"
