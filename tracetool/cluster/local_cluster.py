@@ -96,6 +96,10 @@ class LocalCluster:
         argv = python_module_argv(
             "tracetool.tf_task", "--spec", str(spec_path), "--job", job, "--task-index", str(index)
         )
+        return self.in_network(job, index, argv)
+
+    def in_network(self, job: str, index: int, argv: list[str]) -> list[str]:
+        """``argv`` run where the task's network is: this run's namespace, or loopback."""
         return netns.command_in_namespace(self.namespace, argv) if self.isolate else argv
 
     def start(self, spec: TaskSpec) -> None:

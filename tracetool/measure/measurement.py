@@ -311,18 +311,10 @@ class ShapedCluster(LocalCluster):
         }
 
     def __enter__(self) -> ShapedCluster:
-        self.group.__enter__()
+        self.group.__enter__()  # the topology cleaned up after killed runs when it was built
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        try:
-            self.group.__exit__(*exc)
-        finally:
-            self._tmp.cleanup()
-
-    def _argv(self, spec_path: Path, job: str, index: int) -> list[str]:
-        argv = python_module_argv("tracetool.tf_task", "--spec", str(spec_path), "--job", job,
-                                  "--task-index", str(index))
+    def in_network(self, job: str, index: int, argv: list[str]) -> list[str]:
         return self.topology.command_in(job, index, argv)
 
 
