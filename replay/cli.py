@@ -25,6 +25,8 @@ def replay_settings(args: argparse.Namespace, **discipline: object):  # noqa: AN
         seniority=args.seniority,
         overtake=args.overtake,
         overtake_time_s=args.overtake_time,
+        join_window_s=args.join_window,
+        leader_weight=args.leader_weight,
         measured_steps=args.steps,
         warmup_steps=args.warmup,
         seeds=args.seeds,
@@ -146,6 +148,23 @@ def add_replay_options(p: argparse.ArgumentParser) -> None:
         metavar="SECONDS",
         help="with --sharing seniority: the overtake chance is this over the time one step's transfers in a direction "
         "take alone, capped by --overtake (default: measured value; inf: a constant --overtake)",
+    )
+    p.add_argument(
+        "--join-window",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="with --sharing seniority: connections joining within this long of a group's first share as one released "
+        "group, without seniority among them (default: measured value for sync, backup and cutoff, where an update "
+        "starts workers together; 0 for the others; 0: no groups)",
+    )
+    p.add_argument(
+        "--leader-weight",
+        type=float,
+        default=None,
+        metavar="W",
+        help="with --join-window: the weight of a released group's first joiner against each other member "
+        "(default: measured value; 1: the group shares fairly)",
     )
     p.add_argument(
         "--order",

@@ -25,7 +25,14 @@ from replay.engine.compiled import CompiledGraph, compile_graph
 from replay.engine.link import LinkConfig, profiled_link
 from replay.engine.loop import DurationModel, ReplayTimeOverflow, RunResult, one_step_time_s, simulate
 from replay.engine.order import OrderPolicy, order_policy
-from replay.engine.sharing import DEFAULT_SHARING, SenioritySharing, SharingModel, sharing_model
+from replay.engine.sharing import (
+    DEFAULT_JOIN_WINDOW_S,
+    DEFAULT_LEADER_WEIGHT,
+    DEFAULT_SHARING,
+    SenioritySharing,
+    SharingModel,
+    sharing_model,
+)
 from replay.engine.slowdown import check_worker_speeds, parse_slowdown
 from replay.sync.disciplines import SyncDiscipline, sync_discipline
 from tracetool.errors import ToolError
@@ -92,6 +99,11 @@ class ReplaySettings:
     seniority: float | None = None  # with sharing "seniority"; None: the measured default
     overtake: float | None = None  # with sharing "seniority"; None: the measured default
     overtake_time_s: float | None = None  # with sharing "seniority"; None: the measured default; inf: constant
+    # With sharing "seniority": connections joining within this many seconds form a released group
+    # (0: none) whose first joiner weighs leader_weight; None: the measured defaults for disciplines
+    # whose updates release workers together (sync, backup, cutoff), none for the others.
+    join_window_s: float | None = None
+    leader_weight: float | None = None
     measured_steps: int = DEFAULT_MEASURED_STEPS
     warmup_steps: int = DEFAULT_WARMUP_STEPS
     seeds: int = DEFAULT_SEEDS
@@ -169,7 +181,7 @@ def varies_with_seed(settings: ReplaySettings) -> list[str]:
     keep bunching, both real outcomes of one cluster (docs/replay.md), so their spread is the
     model's honest uncertainty, not noise to average away. ``overtake = 0`` removes them."""
     varies = [] if settings.deterministic else ["op durations", "start offsets"]
-    if settings.sharing == "seniority" and settings.overtake != 0.0:
+    if settings.sharing == "seniority" and settings.overtake != 0.0 and not settings.join_window_s:
         varies.append("overtake draws")  # None: the default chance, which is positive
     if settings.order == "random":
         varies.append("transfer order")
@@ -183,6 +195,16 @@ def varies_with_seed(settings: ReplaySettings) -> list[str]:
 def _finite_settings(settings: dict[str, Any]) -> dict[str, Any]:
     """JSON has no infinity: a constant overtake chance is written as "inf"."""
     return {k: ("inf" if isinstance(v, float) and math.isinf(v) else v) for k, v in settings.items()}
+
+
+def released_groups(settings: ReplaySettings) -> tuple[float | None, float | None]:
+    """The join window and leader weight of seniority sharing under ``settings``: as given, else
+    the measured defaults where the discipline's updates release workers together."""
+    window, leader = settings.join_window_s, settings.leader_weight
+    if settings.sharing != "seniority" or not settings.discipline().releases_together:
+        return window, leader
+    return (DEFAULT_JOIN_WINDOW_S if window is None else window,
+            DEFAULT_LEADER_WEIGHT if leader is None else leader)
 
 
 def link_bound_steps_per_second(compiled: CompiledGraph, link: LinkConfig) -> float:
@@ -421,7 +443,7 @@ def prepare(
     check_settings(settings)
     try:
         sharing = sharing_model(settings.sharing, settings.max_streams, settings.seniority, settings.overtake,
-                                settings.overtake_time_s)
+                                settings.overtake_time_s, *released_groups(settings))
         order = order_policy(settings.order)
     except ValueError as exc:
         raise ToolError(str(exc)) from None
@@ -471,7 +493,8 @@ def _predict(
     if isinstance(sharing, SenioritySharing):
         # record the values used, not "default"
         settings = replace(settings, seniority=sharing.seniority, overtake=sharing.overtake,
-                           overtake_time_s=sharing.overtake_time_s)
+                           overtake_time_s=sharing.overtake_time_s, join_window_s=sharing.join_window_s,
+                           leader_weight=sharing.leader_weight)
     durations = DurationModel(compute_scale=calibration.compute_scale, deterministic=settings.deterministic)
     one_step = one_step_time_s(compiled, link, sharing=sharing, order=order, compute_scale=calibration.compute_scale)
     batch_size = int(graph.model.get("batch_size") or 0)

@@ -96,6 +96,17 @@ DEFAULT_SENIORITY = 2.0
 DEFAULT_OVERTAKE = 0.4
 DEFAULT_OVERTAKE_TIME_S = 0.04
 
+# Connections that join a direction together, as a synchronous update's tokens release them, do
+# not take turns: traced SyncReplicasOptimizer clusters share each direction nearly fairly among
+# them, the first joiner a little ahead (42% of the link among three, against 33% fair and 67%
+# under seniority; benchmarks/sync_cycles.py). Connections joining within DEFAULT_JOIN_WINDOW_S of
+# a group's first form one group; groups keep seniority among themselves and the first joiner
+# weighs DEFAULT_LEADER_WEIGHT times each other member. The leader's weight is the traced share;
+# the window was chosen on the synchronous validation table (docs/replay.md, "Released groups").
+# Used by default for disciplines whose updates release workers together (sync, backup, cutoff).
+DEFAULT_JOIN_WINDOW_S = 0.5
+DEFAULT_LEADER_WEIGHT = 1.5
+
 
 class SharingModel:
     """Interface of a sharing policy: a name and a factory of per-direction link state."""
@@ -166,7 +177,14 @@ class SenioritySharing(FairSharing):
     name = "seniority"
 
     def __init__(self, seniority: float = DEFAULT_SENIORITY, max_streams: int | None = None,
-                 overtake: float = 0.0, fair_downloads: bool = False, overtake_time_s: float = INF) -> None:
+                 overtake: float = 0.0, fair_downloads: bool = False, overtake_time_s: float = INF,
+                 join_window_s: float = 0.0, leader_weight: float = 1.0) -> None:
+        if not (math.isfinite(join_window_s) and join_window_s >= 0.0):
+            raise ValueError(f"--join-window must be a number of seconds of at least 0 (0: no released groups), "
+                             f"got {join_window_s:g}")
+        if not (math.isfinite(leader_weight) and leader_weight > 0.0):
+            raise ValueError(f"--leader-weight must be a positive number (1: a group shares fairly), "
+                             f"got {leader_weight:g}")
         if not (math.isfinite(seniority) and seniority >= 1.0):
             raise ValueError(f"--seniority must be a number of at least 1 (1 is fair sharing), got {seniority}")
         if not 0.0 <= overtake <= 1.0:
@@ -180,6 +198,8 @@ class SenioritySharing(FairSharing):
         # The earlier model, kept for comparison: downloads shared fairly, seniority on uploads only.
         self.fair_downloads = fair_downloads
         self.overtake_time_s = overtake_time_s
+        self.join_window_s = join_window_s  # 0: every connection is its own group (plain seniority)
+        self.leader_weight = leader_weight
 
     def overtake_chance(self, transfer_s: float | None) -> float:
         """The chance for one direction whose step transfers take ``transfer_s`` alone.
@@ -204,6 +224,9 @@ class SenioritySharing(FairSharing):
 
     def _seniority_link(self, capacity_bps: float, worker_capacity_bps: Caps, n_workers: int,
                         rng: random.Random | None, transfer_s: float | None) -> Any:
+        if self.join_window_s > 0.0:
+            return _JoinGroupLink(capacity_bps, worker_capacity_bps, n_workers, self.max_streams, self.seniority,
+                                  self.join_window_s, self.leader_weight)
         chance = self.overtake_chance(transfer_s)
         if chance > 0.0 and rng is None:
             raise ValueError("seniority sharing with overtaking needs a random generator")
@@ -211,12 +234,16 @@ class SenioritySharing(FairSharing):
                               chance, rng)
 
     def new_link(self, capacity_bps: float, worker_capacity_bps: Caps, n_workers: int) -> Any:
+        if self.join_window_s > 0.0:
+            return _JoinGroupLink(capacity_bps, worker_capacity_bps, n_workers, self.max_streams, self.seniority,
+                                  self.join_window_s, self.leader_weight)
         return _SeniorityLink(capacity_bps, worker_capacity_bps, n_workers, self.max_streams, self.seniority)
 
     def describe(self) -> dict[str, Any]:
         return {"name": self.name, "seniority": self.seniority, "overtake": self.overtake,
                 "overtake_time_s": None if math.isinf(self.overtake_time_s) else self.overtake_time_s,
-                "fair_downloads": self.fair_downloads, "max_streams": self.max_streams}
+                "fair_downloads": self.fair_downloads, "max_streams": self.max_streams,
+                "join_window_s": self.join_window_s, "leader_weight": self.leader_weight}
 
 
 SHARING_MODELS: dict[str, type[SharingModel]] = {
@@ -230,9 +257,15 @@ SHARING_MODELS: dict[str, type[SharingModel]] = {
 def sharing_model(
     name: str | SharingModel, max_streams: int | None = None, seniority: float | None = None,
     overtake: float | None = None, overtake_time_s: float | None = None,
+    join_window_s: float | None = None, leader_weight: float | None = None,
 ) -> SharingModel:
+    """The named model; ``join_window_s`` and ``leader_weight`` None: no released groups."""
     if isinstance(name, SharingModel):
         return name
+    if join_window_s is not None and name != "seniority":
+        raise ValueError(f"--join-window applies to --sharing seniority only, not '{name}'")
+    if leader_weight is not None and name != "seniority":
+        raise ValueError(f"--leader-weight applies to --sharing seniority only, not '{name}'")
     if seniority is not None and name != "seniority":
         raise ValueError(f"--seniority applies to --sharing seniority only, not '{name}'")
     if overtake is not None and name != "seniority":
@@ -249,7 +282,9 @@ def sharing_model(
     if name == "seniority":
         return SenioritySharing(DEFAULT_SENIORITY if seniority is None else seniority, max_streams,
                                 DEFAULT_OVERTAKE if overtake is None else overtake,
-                                overtake_time_s=DEFAULT_OVERTAKE_TIME_S if overtake_time_s is None else overtake_time_s)
+                                overtake_time_s=DEFAULT_OVERTAKE_TIME_S if overtake_time_s is None else overtake_time_s,
+                                join_window_s=join_window_s or 0.0,
+                                leader_weight=1.0 if leader_weight is None else leader_weight)
     raise ValueError(f"unknown sharing model '{name}'; choose from {', '.join(SHARING_MODELS)}")
 
 
@@ -894,8 +929,12 @@ class _SeniorityLink(_MaxMinLink):
         """Weighted water-filling with a cap per worker: connections are saturated in order of cap
         over weight; the rest share what is left by weight. Weights that underflow (rank past
         about a thousand) give no share, as in the equal-cap path."""
-        by_age, caps, flows, rates = self.by_age, self.caps, self.flows, self.rates
-        weights = {w: self.seniority ** -rank for rank, w in enumerate(by_age)}
+        self._fill_by_weight({w: self.seniority ** -rank for rank, w in enumerate(self.by_age)}, self.caps)
+
+    def _fill_by_weight(self, weights: dict[int, float], caps: list[float]) -> None:
+        """Weighted water-filling of the active connections (``weights``' keys) under per-worker caps."""
+        flows, rates = self.flows, self.rates
+        by_age = list(weights)
         total = sum(weights.values())
         remaining = self.capacity
         order = sorted(by_age, key=lambda w: caps[w] / weights[w] if weights[w] > 0.0 else INF)
@@ -910,6 +949,56 @@ class _SeniorityLink(_MaxMinLink):
                 rates[v] = (remaining * weights[v] / total if total > 0.0 else 0.0) / len(flows[v])
             break
         self.moving = len(by_age)
+
+
+class _JoinGroupLink(_SeniorityLink):
+    """Seniority between groups of connections that joined together, near-fair sharing inside one.
+
+    A connection that joins within ``join_window_s`` of the first connection of the newest group
+    belongs to that group; otherwise it opens a new one and leads it. A connection weighs
+    ``seniority^-k``, where ``k`` is how many groups with active connections joined before its
+    own, times ``leader_weight`` if it leads its group; a leader that leaves is not replaced.
+    Groups are fixed when connections join, so a weight changes only when an older group empties.
+    Joining never overtakes: the race for the queue that overtaking stands for is what the
+    leader's weight measures among co-joiners, and later groups are seniority's case."""
+
+    __slots__ = ("group_of", "group_opened_at", "is_leader", "join_window_s", "leader_weight", "newest_group")
+
+    def __init__(
+        self, capacity_bps: float, worker_capacity_bps: Caps, n_workers: int, max_streams: int | None,
+        seniority: float, join_window_s: float, leader_weight: float,
+    ) -> None:
+        super().__init__(capacity_bps, worker_capacity_bps, n_workers, max_streams, seniority)
+        self.join_window_s = join_window_s
+        self.leader_weight = leader_weight
+        self.group_of = [0] * n_workers
+        self.is_leader = [False] * n_workers
+        self.newest_group = -1
+        self.group_opened_at = -INF
+
+    def _admit(self, now: float, worker: int, node: int, bits: float, seq: int) -> None:
+        if not self.flows[worker]:
+            opens = now - self.group_opened_at > self.join_window_s
+            if opens:
+                self.newest_group += 1
+                self.group_opened_at = now
+            self.group_of[worker] = self.newest_group
+            self.is_leader[worker] = opens
+            self.by_age.append(worker)
+        _MaxMinLink._admit(self, now, worker, node, bits, seq)
+
+    def _rerate(self) -> None:
+        by_age, group_of, is_leader = self.by_age, self.group_of, self.is_leader
+        weights: dict[int, float] = {}
+        rank, group = -1, -1
+        for w in by_age:  # in joining order, so groups come in order too
+            if group_of[w] != group:
+                group = group_of[w]
+                rank += 1
+            weight = self.seniority ** -rank
+            weights[w] = weight * self.leader_weight if is_leader[w] else weight
+        caps = self.caps if self.caps is not None else [self.worker_capacity] * len(self.flows)
+        self._fill_by_weight(weights, caps)
 
 
 def _group_weights(seniority: float, n_workers: int) -> list[float]:

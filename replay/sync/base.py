@@ -74,6 +74,10 @@ class SyncDiscipline:
     """Asynchronous training (TensorFlow's between-graph replication without a sync optimizer)."""
 
     name = "async"
+    # Whether one update starts several workers' steps at the same moment (sync rounds). Their
+    # downloads then join the link together, which link sharing treats apart (released groups,
+    # replay.engine.sharing).
+    releases_together = False
 
     def new_run(self, workers: int, update_s: float, seed: int = 0) -> DisciplineRun:
         """A fresh state for one replay; ``update_s`` is how long one update holds the PS."""

@@ -88,6 +88,7 @@ def parse_cutoff(text: str) -> CutoffRule:
 
 class Cutoff(SyncDiscipline):
     name = "cutoff"
+    releases_together = True  # a round's close starts every worker's next step
 
     def __init__(self, rule: CutoffRule) -> None:
         self.rule = rule

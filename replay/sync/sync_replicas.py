@@ -28,6 +28,7 @@ class SyncReplicas(SyncDiscipline):
     """TensorFlow's SyncReplicasOptimizer: R gradients per update, tokens end a step, stale ones dropped."""
 
     name = "sync"
+    releases_together = True  # an update's tokens start the waiting workers' steps at once
 
     def __init__(self, replicas_to_aggregate: int | None = None, backup: bool = False) -> None:
         self.replicas_to_aggregate = replicas_to_aggregate  # None: every worker (R = N)

@@ -69,8 +69,11 @@ def test_impossible_contention_efficiency_is_one_line_error(tmp_path: Path, grap
 
 
 @pytest.mark.parametrize(("args", "word"), [(["--overtake-time=0"], "--overtake-time"),
-                                           (["--sharing=fair", "--overtake-time=0.1"], "--overtake-time")])
-def test_impossible_overtake_time_is_one_line_error(tmp_path: Path, graph_file: Path, args: list[str], word: str):
+                                           (["--sharing=fair", "--overtake-time=0.1"], "--overtake-time"),
+                                           (["--join-window=-1"], "--join-window"),
+                                           (["--leader-weight=0", "--sync=sync"], "--leader-weight"),
+                                           (["--sharing=fair", "--join-window=0.5"], "--join-window")])
+def test_impossible_sharing_option_is_one_line_error(tmp_path: Path, graph_file: Path, args: list[str], word: str):
     out = tmp_path / "out"
     assert_one_line_error(run_replay("predict", str(graph_file), "--bandwidth=100mbit", *args, "--out", str(out)), word)
     assert not out.exists()
