@@ -7,3 +7,6 @@ the collector, never to the model, so the same file serves profiling and measure
 """
 
 ZOO_MODELS: tuple[str, ...] = ("alexnet", "vgg", "inception", "resnet", "mlp")
+
+# Real architectures from Keras applications, named ``keras:NAME`` (models/keras_applications.py).
+KERAS_APPLICATIONS: tuple[str, ...] = ("resnet50", "inception_v3", "vgg16", "mobilenet_v2")

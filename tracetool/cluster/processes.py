@@ -9,6 +9,7 @@ run still unwinds through the cleanup code.
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -34,10 +35,16 @@ class TaskProcess:
     def last_error_line(self) -> str:
         """The most telling line of a dead task's stderr: a Python error, else TF's last complaint."""
         lines = [ln.strip() for ln in self.stderr_tail if ln.strip()]
-        for line in reversed(lines):
-            if "Error" in line or "error" in line:
+        for line in reversed(lines):  # the exception itself: "ValueError: ...", "tensorflow...Error: ..."
+            if _EXCEPTION_LINE.match(line):
+                return line[:300]
+        for line in reversed(lines):  # not a traceback's "File ..." line of a function named *error*
+            if ("Error" in line or "error" in line) and not line.startswith('File "'):
                 return line[:300]
         return lines[-1][:300] if lines else "no output"
+
+
+_EXCEPTION_LINE = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt)(: |$)")
 
 
 def _drain(stream: IO[str], tail: deque[str]) -> None:

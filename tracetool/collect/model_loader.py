@@ -1,4 +1,6 @@
-"""Find a model's ``build`` function from a zoo name or a user's Python file.
+"""Find a model's ``build`` function from a zoo name, a Keras application (``keras:NAME``) or a
+user's Python file (with ``build(batch_size)`` returning the loss, or ``build_keras()`` returning a
+Keras model and its loss).
 
 Kept free of TensorFlow imports at module level so argument checking (unknown name, missing
 file, no ``build``) fails fast, before a cluster is started.
@@ -7,6 +9,7 @@ file, no ``build``) fails fast, before a cluster is started.
 from __future__ import annotations
 
 import ast
+import functools
 import importlib
 import importlib.util
 import inspect
@@ -14,8 +17,10 @@ from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 
-from models import ZOO_MODELS
+from models import KERAS_APPLICATIONS, ZOO_MODELS
 from tracetool.errors import ToolError
+
+KERAS_PREFIX = "keras:"
 
 # Far above any batch a profile of one worker uses; past it a zoo model's input alone outgrows
 # memory, and TensorFlow fails inside the worker with a shape error instead of a clear line.
@@ -23,7 +28,17 @@ MAX_BATCH_SIZE = 65_536
 
 
 def is_model_file(model: str) -> bool:
-    return model.endswith(".py") or "/" in model
+    return (model.endswith(".py") or "/" in model) and not is_keras_application(model)
+
+
+def is_keras_application(model: str) -> bool:
+    return model.startswith(KERAS_PREFIX)
+
+
+def model_choices() -> str:
+    """What --model accepts, for error messages."""
+    keras = ", ".join(KERAS_PREFIX + name for name in KERAS_APPLICATIONS)
+    return f"{', '.join(ZOO_MODELS)}, {keras} or a .py file"
 
 
 def check_model_name(model: str) -> None:
@@ -46,16 +61,21 @@ def check_model_name(model: str) -> None:
         except (ValueError, UnicodeDecodeError) as exc:
             raise ToolError(f"model file {model} is not Python source ({exc})") from None
         if b"def build" not in source:
-            raise ToolError(f"model file {model} defines no build(batch_size) function returning the loss")
+            raise ToolError(f"model file {model} defines no build(batch_size) function returning the loss "
+                            "nor a build_keras() returning a Keras model and its loss")
+    elif is_keras_application(model):
+        if model[len(KERAS_PREFIX):] not in KERAS_APPLICATIONS:
+            raise ToolError(f"unknown Keras application '{model}'; choose one of "
+                            f"{', '.join(KERAS_PREFIX + name for name in KERAS_APPLICATIONS)}")
     elif model not in ZOO_MODELS:
-        raise ToolError(f"unknown model '{model}'; choose one of {', '.join(ZOO_MODELS)} or give a .py file")
+        raise ToolError(f"unknown model '{model}'; choose one of {model_choices()}")
 
 
 def model_source_path(model: str) -> Path:
     """The file that defines the model, found without importing it (and so without TensorFlow)."""
     if is_model_file(model):
         return Path(model)
-    spec = importlib.util.find_spec(f"models.{model}")
+    spec = importlib.util.find_spec("models.keras_applications" if is_keras_application(model) else f"models.{model}")
     if spec is None or spec.origin is None:
         raise ToolError(f"zoo model '{model}' has no source file; reinstall the package")
     return Path(spec.origin)
@@ -66,22 +86,41 @@ def check_model_arguments(model: str, model_kwargs: dict[str, object]) -> None:
 
     Read from the source (``ast``), since importing a model imports TensorFlow: seconds the user
     would wait for an error the file already shows."""
+    if is_keras_application(model):
+        from models.keras_applications import check_arguments
+
+        try:
+            check_arguments(model[len(KERAS_PREFIX):], **{k: v for k, v in model_kwargs.items()
+                                                          if k in ("input_size", "classes")})
+        except ValueError as exc:
+            raise ToolError(str(exc)) from None
     if not model_kwargs:
         return
     tree = ast.parse(model_source_path(model).read_bytes())
-    build = next((node for node in tree.body if isinstance(node, ast.FunctionDef) and node.name == "build"), None)
+    functions = {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef)}
+    build = functions.get("build") or functions.get("build_keras")
     if build is None or build.args.kwarg is not None:
         return  # built some other way, or takes any keyword: the task will tell
-    taken = [a.arg for a in (*build.args.posonlyargs, *build.args.args, *build.args.kwonlyargs)]
-    unknown = [name for name in model_kwargs if name not in taken or name == "batch_size"]
+    taken = [a.arg for a in (*build.args.posonlyargs, *build.args.args, *build.args.kwonlyargs)
+             if a.arg not in ("batch_size", "application")]
+    unknown = [name for name in model_kwargs if name not in taken]
     if unknown:
-        choices = ", ".join(a for a in taken if a != "batch_size") or "none"
-        raise ToolError(f"--model-arg {unknown[0]}: {Path(model).stem}'s build() takes no such argument "
+        choices = ", ".join(taken) or "none"
+        raise ToolError(f"--model-arg {unknown[0]}: {model_label(model)}'s {build.name}() takes no such argument "
                         f"(it takes: {choices})")
+
+
+def model_label(model: str) -> str:
+    """``resnet50`` for keras:resnet50, the file's stem for a model file, the name for the zoo."""
+    if is_keras_application(model):
+        return model[len(KERAS_PREFIX):]
+    return Path(model).stem
 
 
 def load_model_module(model: str) -> ModuleType:
     check_model_name(model)
+    if is_keras_application(model):
+        return importlib.import_module("models.keras_applications")
     if not is_model_file(model):
         return importlib.import_module(f"models.{model}")
     path = Path(model).resolve()
@@ -98,6 +137,15 @@ def load_model_module(model: str) -> ModuleType:
 
 def load_build_function(model: str) -> Callable[..., object]:
     module = load_model_module(model)
+    build_keras = getattr(module, "build_keras", None)
+    if callable(build_keras) and not callable(getattr(module, "build", None)):
+        from tracetool.collect.keras_models import keras_build_function
+
+        if is_keras_application(model):
+            application = model[len(KERAS_PREFIX):]
+            return keras_build_function(functools.partial(build_keras, application),
+                                        {"source": model, "keras_application": application})
+        return keras_build_function(build_keras, {"source": str(model)})
     build = getattr(module, "build", None)
     if not callable(build):
         raise ToolError(f"model {model} has no build(batch_size) function returning the loss")

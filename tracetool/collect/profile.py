@@ -19,7 +19,7 @@ from tracetool.cluster.local_cluster import LocalCluster
 from tracetool.cluster.machine_facts import machine_facts
 from tracetool.cluster.resources import check_cluster_fits
 from tracetool.cluster.task_spec import OPTIMIZERS, TaskSpec
-from tracetool.collect.model_loader import MAX_BATCH_SIZE, check_model_arguments, check_model_name
+from tracetool.collect.model_loader import MAX_BATCH_SIZE, check_model_arguments, check_model_name, model_label
 from tracetool.errors import ToolError
 from tracetool.outputs import check_output_folder, output_folder
 from tracetool.progress import StepProgress
@@ -110,7 +110,7 @@ def _trace_cluster(request: ProfileRequest, staging: Path, show_progress: bool, 
         cluster.start(spec)
         steps_per_worker = request.warmup_steps + request.untraced_steps + request.traced_steps
         done: dict[str, int] = {}
-        progress = StepProgress(steps_per_worker * request.workers, f"profile {Path(request.model).stem}",
+        progress = StepProgress(steps_per_worker * request.workers, f"profile {model_label(request.model)}",
                                 enabled=show_progress)
         with progress:
             for worker, event in cluster.worker_events(timeout_s):
@@ -130,7 +130,12 @@ def _trace_cluster(request: ProfileRequest, staging: Path, show_progress: bool, 
 def _profile_meta(request: ProfileRequest, workers: list[dict[str, Any]], isolation: str) -> dict[str, Any]:
     """meta.json: the job, the machine, and the measured step times (worker 0's at top level)."""
     first = workers[0]
-    trainable = [v for v in first["variables"] if v["trainable"]]
+    keras = first.get("model_facts")
+    # What a step downloads whole: every trainable variable, and a Keras model's batch-norm
+    # statistics where its fused op reads them on the worker (training_graph.variable_reads)
+    downloaded = [v for v in first["variables"]
+                  if v.get("read_by_worker", "whole" if v["trainable"] else None) == "whole"]
+    tables = [v for v in first["variables"] if v.get("read_by_worker") == "rows"]
     per_worker = [
         {
             "task_index": i,
@@ -148,8 +153,12 @@ def _profile_meta(request: ProfileRequest, workers: list[dict[str, Any]], isolat
         "model_kwargs": request.model_kwargs,
         "workers": request.workers,
         "variables": first["variables"],
-        "parameter_bytes": sum(v["bytes"] for v in trainable),
-        "parameter_count": sum(v["bytes"] // 4 for v in trainable),
+        "parameter_bytes": sum(v["bytes"] for v in downloaded),
+        "parameter_count": sum(v["bytes"] // 4 for v in downloaded),
+        # tables a step reads by rows (embedding lookups): their rows, not their bytes, cross the link
+        **({"embedding_tables": [{"name": v["name"], "rows": v["shape"][0], "bytes": v["bytes"]} for v in tables]}
+           if tables else {}),
+        **({"keras": keras} if keras else {}),
         "tensorflow_version": first.get("tensorflow_version", ""),
         **machine_facts(),
         "intra_op_threads": request.intra_op_threads,

@@ -77,7 +77,8 @@ def run_profile(spec: TaskSpec, target: str, task_index: int, emit: Callable[...
     training = build_training_graph(
         spec.model, spec.batch_size, spec.optimizer, spec.cluster, task_index, spec.learning_rate, spec.model_kwargs
     )
-    emit("graph_built", variables=training.variables, tensorflow_version=tf.__version__)
+    emit("graph_built", variables=training.variables, tensorflow_version=tf.__version__,
+         model_facts=training.model_facts)
     total = spec.warmup_steps + spec.untraced_steps + spec.traced_steps
     done = 0
     with v1.Session(target, graph=training.graph, config=session_config(spec, task_index)) as sess:

@@ -18,6 +18,7 @@ from typing import Any
 import tensorflow as tf
 
 from tracetool.cluster.task_spec import OPTIMIZERS
+from tracetool.collect.keras_models import MODEL_FACTS_COLLECTION
 from tracetool.collect.model_loader import load_build_function
 
 v1 = tf.compat.v1
@@ -55,6 +56,7 @@ class TrainingGraph:
     init_op: tf.Operation
     variables: list[dict[str, Any]]
     sync: SyncReplicasGraph | None = None
+    model_facts: dict[str, Any] | None = None  # a Keras model's own parameter count and origin
 
 
 def make_optimizer(name: str, learning_rate: float) -> v1.train.Optimizer:
@@ -85,11 +87,15 @@ def build_training_graph(
         device_fn = v1.train.replica_device_setter(worker_device=worker_device, cluster=spec)
         with v1.device(device_fn):
             loss = build(batch_size, **(model_kwargs or {}))
-            if sync is None:
-                train_op = make_optimizer(optimizer, learning_rate).minimize(loss)
-            else:
-                train_op, sync_graph = _sync_replicas_train_op(make_optimizer(optimizer, learning_rate), loss, sync)
+            # A Keras model's batch-norm moving averages: updated every step, as Keras's fit() does
+            with v1.control_dependencies(v1.get_collection(v1.GraphKeys.UPDATE_OPS)):
+                if sync is None:
+                    train_op = make_optimizer(optimizer, learning_rate).minimize(loss)
+                else:
+                    train_op, sync_graph = _sync_replicas_train_op(make_optimizer(optimizer, learning_rate), loss,
+                                                                   sync)
         init_op = v1.global_variables_initializer()
+        reads = variable_reads(graph)
         variables = [
             {
                 "name": var.op.name,
@@ -97,11 +103,34 @@ def build_training_graph(
                 "dtype": var.dtype.base_dtype.name,
                 "bytes": int(var.shape.num_elements()) * var.dtype.base_dtype.size,
                 "trainable": var in v1.trainable_variables(),
+                "read_by_worker": reads.get(var.op.name),
             }
             for var in v1.global_variables()
         ]
+        facts = graph.get_collection(MODEL_FACTS_COLLECTION)
     return TrainingGraph(graph=graph, loss=loss, train_op=train_op, init_op=init_op, variables=variables,
-                         sync=None if sync is None else sync_graph)
+                         sync=None if sync is None else sync_graph, model_facts=facts[0] if facts else None)
+
+
+def variable_reads(graph: tf.Graph) -> dict[str, str]:
+    """How a worker's step reads each variable it reads: ``"whole"`` (a ``ReadVariableOp`` whose
+    value a worker op consumes: the variable is downloaded) or ``"rows"`` (a ``ResourceGather``
+    next to the variable, whose rows a worker op consumes: an embedding lookup). Variables read
+    only by PS ops (optimizer slots, or batch-norm statistics updated on the PS) are absent.
+
+    Decided from the devices the replica device setter gave the ops, before any placement: a
+    read is colocated with its variable on the PS, its consumers keep the device they were built
+    on. The step graph's downloads are then exactly the "whole" variables plus the rows."""
+    reads: dict[str, str] = {}
+    for op in graph.get_operations():
+        if op.type not in ("ReadVariableOp", "ResourceGather") or op.inputs[0].op.type != "VarHandleOp":
+            continue
+        on_worker = any("/job:worker" in consumer.device for out in op.outputs for consumer in out.consumers())
+        if on_worker:
+            name = op.inputs[0].op.name
+            kind = "whole" if op.type == "ReadVariableOp" else "rows"
+            reads[name] = "whole" if reads.get(name) == "whole" else kind
+    return reads
 
 
 def _sync_replicas_train_op(base: v1.train.Optimizer, loss: tf.Tensor,

@@ -44,7 +44,7 @@ from tracetool.cluster.topology import (
     ShapedTopology,
     format_bandwidth,
 )
-from tracetool.collect.model_loader import MAX_BATCH_SIZE, check_model_arguments, check_model_name
+from tracetool.collect.model_loader import MAX_BATCH_SIZE, check_model_arguments, check_model_name, model_label
 from tracetool.errors import ToolError
 from tracetool.measure.repeats import combine_runs, runs_to_try
 from tracetool.measure.slow_workers import SlowWorker, check_slow_workers, measure_slowdowns
@@ -506,7 +506,7 @@ def run_measure(request: MeasureRequest, progress: ProgressFn | None = None) -> 
                     of = f", run {run + 1} of {request.repeats}" if request.repeats > 1 else ""
                     if run >= request.repeats:
                         of = f", extra run {run + 1 - request.repeats} (a run was disturbed from outside)"
-                    say(f"{Path(request.model).stem}: {workers} worker(s){of}, {network}")
+                    say(f"{model_label(request.model)}: {workers} worker(s){of}, {network}")
                     runs.append(measure_point(request, workers, topology, say, trace=run == 0, quotas=quotas))
                     write_step_times_csv(staging / STEP_TIMES_DIR / f"workers-{workers}-run-{run + 1}.csv", runs[-1])
                     if request.repeats > 1 or len(runs) > 1:

@@ -25,6 +25,7 @@ from typing import Any
 from tracetool.atomic_files import write_json_atomically, write_text_atomically
 from tracetool.cluster.cpu_quota import require_cpu_controller
 from tracetool.cluster.topology import format_bandwidth
+from tracetool.collect.model_loader import model_label
 from tracetool.errors import ToolError
 from tracetool.measure.compared import WORKER_STEPS, Compared, compared_for, synchronous_details
 from tracetool.measure.measurement import MeasureRequest, load_measured, run_measure
@@ -63,7 +64,7 @@ def _profile(request: ValidateRequest, say: Any) -> Path:
     from tracetool.collect.profile import ProfileRequest, run_profile
 
     m = request.measure
-    say(f"profiling {Path(m.model).stem} on one PS and one worker")
+    say(f"profiling {model_label(m.model)} on one PS and one worker")
     return run_profile(ProfileRequest(
         model=m.model, batch_size=m.batch_size, traced_steps=request.traced_steps,
         out_dir=request.out_dir / "profile", optimizer=m.optimizer, warmup_steps=m.warmup_steps,
@@ -507,7 +508,7 @@ def _validate_into(request: ValidateRequest, measured_file: dict[str, Any] | Non
         raise ToolError("the prediction and the measurement share no worker count")
     summary = summarize(rows)
     link = format_bandwidth(m.bandwidth_bps) if m.bandwidth_bps else "unshaped loopback"
-    title = f"{Path(m.model).stem}, batch {m.batch_size}, PS link {link}{describe_discipline(measured)}"
+    title = f"{model_label(m.model)}, batch {m.batch_size}, PS link {link}{describe_discipline(measured)}"
     document = {
         "schema": "tfsim.validation",
         "schema_version": 1,
