@@ -6,7 +6,7 @@ synthetic input, so a profile needs no data set. Optimizer and variable placemen
 the collector, never to the model, so the same file serves profiling and measurement.
 """
 
-ZOO_MODELS: tuple[str, ...] = ("alexnet", "vgg", "inception", "resnet", "mlp")
+ZOO_MODELS: tuple[str, ...] = ("alexnet", "vgg", "inception", "resnet", "mlp", "widedeep")
 
 # Real architectures from Keras applications, named ``keras:NAME`` (models/keras_applications.py).
 KERAS_APPLICATIONS: tuple[str, ...] = ("resnet50", "inception_v3", "vgg16", "mobilenet_v2")

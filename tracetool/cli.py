@@ -82,7 +82,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--model",
         required=True,
-        help="zoo name (alexnet, vgg, inception, resnet, mlp), a Keras application (keras:resnet50, "
+        help="zoo name (alexnet, vgg, inception, resnet, mlp, widedeep), a Keras application (keras:resnet50, "
         "keras:inception_v3, keras:vgg16, keras:mobilenet_v2) or a .py file with build(batch_size) -> loss or "
         "build_keras() -> (model, loss); docs/models.md",
     )

@@ -95,7 +95,7 @@ def _contention_efficiency(text: str) -> dict[str, object]:
 
 
 def _common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--model", required=True, help="zoo name (alexnet, vgg, inception, resnet, mlp), a Keras "
+    p.add_argument("--model", required=True, help="zoo name (alexnet, vgg, inception, resnet, mlp, widedeep), a Keras "
                    "application (keras:resnet50, keras:inception_v3, keras:vgg16, keras:mobilenet_v2) or a .py file "
                    "with build(batch_size) -> loss or build_keras() -> (model, loss); docs/models.md")
     p.add_argument("--batch-size", type=int, default=32)

@@ -286,16 +286,22 @@ def _union_length(intervals: list[tuple[float, float]]) -> float:
     return total
 
 
+# PS ops whose output is rows of a variable: an embedding lookup next to its table
+GATHER_OPS = frozenset({"ResourceGather", "ResourceGatherNd", "GatherV2", "Gather"})
+
+
 def _extra_tensors(nodes: list[StepNode], graph_edges: list[StepEdge]) -> list[dict[str, Any]]:
-    """Transfers that are not a parameter read or a gradient, e.g. the learning rate sent to the PS."""
+    """Transfers that are not a whole parameter read or a gradient: the rows an embedding lookup
+    sends down (``kind`` "rows"), the ids it was sent, the learning rate sent to the PS."""
     by_id = {n.id: n for n in nodes}
     producer_op = {e.dst: by_id[e.src].op for e in graph_edges if e.kind == "data"}
     extras = []
     for node in nodes:
         if node.kind == DOWNLOAD and producer_op.get(node.id) != "ReadVariableOp":
-            extras.append({"tensor": node.tensor, "bytes": node.bytes, "direction": "download"})
+            kind = "rows" if producer_op.get(node.id) in GATHER_OPS else "other"
+            extras.append({"tensor": node.tensor, "bytes": node.bytes, "direction": "download", "kind": kind})
         if node.kind == UPLOAD and not node.tensor.startswith("gradients"):
-            extras.append({"tensor": node.tensor, "bytes": node.bytes, "direction": "upload"})
+            extras.append({"tensor": node.tensor, "bytes": node.bytes, "direction": "upload", "kind": "other"})
     return extras
 
 
@@ -317,6 +323,7 @@ def build_stepgraph(traces: list[StepTrace], meta: dict[str, Any] | None = None,
             "optimizer",
             "parameter_bytes",
             "parameter_count",
+            "embedding_tables",
             "untraced_step_time_s",
             "untraced_steps_per_second",
             "traced_step_time_s",

@@ -51,6 +51,7 @@ COMPUTE = "compute"  # op on the worker
 PS_COMPUTE = "ps_compute"  # op on the PS (variable reads, optimizer updates)
 NODE_KINDS = (STEP_START, STEP_END, DOWNLOAD, UPLOAD, COMPUTE, PS_COMPUTE)
 TRANSFER_KINDS = (DOWNLOAD, UPLOAD)
+EXTRA_TENSOR_KINDS = ("rows", "other")  # rows: what an embedding lookup sends down; other: the rest
 EDGE_KINDS = ("data", "control")
 REBUILD_FIX = "rebuild it with 'tracetool graph'"
 
@@ -268,11 +269,22 @@ def _model_from_json(model: dict[str, Any], origin: str, fix: str) -> dict[str, 
             facts[key] = whole_field(model, key, place, maximum=MAX_BYTES if key == "parameter_bytes" else MAX_COUNT)
     for key in ("untraced_step_time_s", "traced_step_time_s"):
         _check_step_time(model, key, place)
+    if "embedding_tables" in model:
+        facts["embedding_tables"] = [_embedding_table(raw, Place(origin, f"model embedding_tables #{i}", fix))
+                                     for i, raw in enumerate(list_field(model, "embedding_tables", place))]
     if "untraced_steps_per_second" in model:
         rate = number_field(model, "untraced_steps_per_second", place, maximum=1e9, unit=" steps/s")
         if 0 < rate < 1.0 / MAX_DURATION_S:
             raise place.refuse("untraced_steps_per_second", f"is {rate:g}: a step would last over a day")
     return facts
+
+
+def _embedding_table(raw: Any, place: Place) -> dict[str, Any]:
+    """A table the step reads by rows: its name, rows and bytes."""
+    if not isinstance(raw, dict):
+        raise ToolError(f"{place.origin}: {place.record} is {shown(raw)}, not an object; {place.fix}")
+    return {**raw, "name": string_field(raw, "name", place), "rows": whole_field(raw, "rows", place),
+            "bytes": whole_field(raw, "bytes", place, maximum=MAX_BYTES)}
 
 
 def _source_from_json(source: dict[str, Any], origin: str, fix: str) -> dict[str, Any]:
@@ -316,6 +328,7 @@ def _extra_tensor_from_json(raw: Any, index: int, origin: str, fix: str) -> dict
         "tensor": string_field(raw, "tensor", place),
         "bytes": whole_field(raw, "bytes", place, maximum=MAX_BYTES),
         "direction": choice_field(raw, "direction", place, TRANSFER_KINDS),
+        "kind": choice_field(raw, "kind", place, EXTRA_TENSOR_KINDS, default="other"),
     }
 
 
