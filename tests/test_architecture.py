@@ -127,3 +127,34 @@ def test_replay_and_the_graph_package_run_without_tensorflow(tmp_path: Path):
                             timeout=300)
     assert result.returncode == 0, result.stderr
     assert (tmp_path / "p" / "prediction.json").is_file()
+
+
+def test_the_collector_says_in_one_line_what_to_install_when_tensorflow_is_missing(tmp_path: Path):
+    """Without TensorFlow, profile refuses before starting anything and graph refuses a RunMetadata
+    protobuf, each with the package to install; a Chrome timeline still builds a graph."""
+    script = textwrap.dedent(f"""
+        import importlib.abc, sys
+
+        class NoTensorFlow(importlib.abc.MetaPathFinder):
+            def find_spec(self, name, path=None, target=None):
+                if name == "tensorflow" or name.startswith("tensorflow."):
+                    raise ImportError("TensorFlow is not installed here")
+                return None
+
+        sys.meta_path.insert(0, NoTensorFlow())
+        from tracetool.cli import main
+        codes = [main(["profile", "--model", "mlp", "--out", {str(tmp_path / "prof")!r}]),
+                 main(["graph", {str(TRACES_DIR / "mlp" / "step-000.runmeta.pb")!r}, "--out",
+                       {str(tmp_path / "g.json")!r}]),
+                 main(["graph", {str(TRACES_DIR / "mlp" / "step-000.timeline.json")!r}, "--out",
+                       {str(tmp_path / "t.json")!r}])]
+        assert "tensorflow" not in sys.modules
+        print(codes)
+    """)
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=REPO_ROOT,
+                            timeout=300)
+    assert result.stdout.strip().splitlines()[-1] == "[2, 2, 0]", result.stderr
+    errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 2 and all("tfsim[collector]" in line for line in errors)
+    assert not (tmp_path / "prof").exists() and not (tmp_path / "g.json").exists()
+    assert (tmp_path / "t.json").is_file()

@@ -41,6 +41,24 @@ def model_choices() -> str:
     return f"{', '.join(ZOO_MODELS)}, {keras} or a .py file"
 
 
+def require_collector(model: str) -> None:
+    """The collector's packages, checked before any process starts: ``replay`` installs without
+    them (``pip install tfsim``), so a profile or measurement must say what to add."""
+    if not _installed("tensorflow"):
+        raise ToolError("profiling and measuring need TensorFlow, which is not installed; "
+                        "install the collector with: pip install 'tfsim[collector]'")
+    if is_keras_application(model) and not _installed("tf_keras"):
+        raise ToolError(f"--model {model} needs the tf-keras package, which is not installed; "
+                        "install the collector with: pip install 'tfsim[collector]'")
+
+
+def _installed(package: str) -> bool:
+    try:
+        return importlib.util.find_spec(package) is not None
+    except ImportError:  # an import hook that refuses the package says as much
+        return False
+
+
 def check_model_name(model: str) -> None:
     """Reject an unknown zoo name or a missing file before any process starts."""
     if is_model_file(model):

@@ -19,7 +19,13 @@ from tracetool.cluster.local_cluster import LocalCluster
 from tracetool.cluster.machine_facts import machine_facts
 from tracetool.cluster.resources import check_cluster_fits
 from tracetool.cluster.task_spec import OPTIMIZERS, TaskSpec
-from tracetool.collect.model_loader import MAX_BATCH_SIZE, check_model_arguments, check_model_name, model_label
+from tracetool.collect.model_loader import (
+    MAX_BATCH_SIZE,
+    check_model_arguments,
+    check_model_name,
+    model_label,
+    require_collector,
+)
 from tracetool.errors import ToolError
 from tracetool.outputs import check_output_folder, output_folder
 from tracetool.progress import StepProgress
@@ -78,6 +84,7 @@ def _stats(values: list[float]) -> dict[str, Any]:
 def run_profile(request: ProfileRequest, show_progress: bool = True, timeout_s: float = 300.0) -> Path:
     """Profile the model; return the path of the finished profile folder."""
     request.check()
+    require_collector(request.model)
     out_dir = Path(os.path.abspath(request.out_dir))
     started = time.monotonic()
     with output_folder(out_dir, "tracetool profile") as staging:

@@ -21,7 +21,12 @@ _SKIPPED_OPS = {"_SOURCE", "_SINK"}
 
 
 def _load_message(path: Path) -> object:
-    import_tensorflow_quietly()
+    try:
+        import_tensorflow_quietly()
+    except ImportError:
+        raise ToolError(f"{path}: reading RunMetadata needs TensorFlow's protobuf classes, and TensorFlow is not "
+                        "installed; install it with pip install 'tfsim[collector]', or give the step's "
+                        ".timeline.json instead") from None
     from google.protobuf import message, text_format
     from tensorflow.core.protobuf import config_pb2
 

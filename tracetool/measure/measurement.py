@@ -44,7 +44,13 @@ from tracetool.cluster.topology import (
     ShapedTopology,
     format_bandwidth,
 )
-from tracetool.collect.model_loader import MAX_BATCH_SIZE, check_model_arguments, check_model_name, model_label
+from tracetool.collect.model_loader import (
+    MAX_BATCH_SIZE,
+    check_model_arguments,
+    check_model_name,
+    model_label,
+    require_collector,
+)
 from tracetool.errors import ToolError
 from tracetool.measure.repeats import combine_runs, runs_to_try
 from tracetool.measure.slow_workers import SlowWorker, check_slow_workers, measure_slowdowns
@@ -469,6 +475,7 @@ def latency_note(request: MeasureRequest) -> str | None:
 def run_measure(request: MeasureRequest, progress: ProgressFn | None = None) -> Path:
     """Measure every worker count; return the path of ``measured.json``."""
     request.check()
+    require_collector(request.model)
     netns.require_namespaces()
     if request.slow_workers:
         require_cpu_controller()
