@@ -101,20 +101,24 @@ def test_replay_uses_only_the_contract_of_tracetool():
     assert wrong == []
 
 
+# An import hook that makes this interpreter one without TensorFlow, for scripts run in a subprocess
+NO_TENSORFLOW = (
+    "import importlib.abc, sys\n"
+    "class NoTensorFlow(importlib.abc.MetaPathFinder):\n"
+    "    def find_spec(self, name, path=None, target=None):\n"
+    "        if name == 'tensorflow' or name.startswith('tensorflow.'):\n"
+    "            raise ImportError('TensorFlow is not installed here')\n"
+    "        return None\n"
+    "sys.meta_path.insert(0, NoTensorFlow())"
+)
+
+
 def test_replay_and_the_graph_package_run_without_tensorflow(tmp_path: Path):
     """In an interpreter where TensorFlow cannot be imported, every replay and tracetool.graph module imports,
     and a prediction runs from a committed step graph."""
     modules = [m for m in _modules() if _within(m, "replay") or _within(m, "tracetool.graph")]
-    script = textwrap.dedent(f"""
-        import importlib, importlib.abc, sys
-
-        class NoTensorFlow(importlib.abc.MetaPathFinder):
-            def find_spec(self, name, path=None, target=None):
-                if name == "tensorflow" or name.startswith("tensorflow."):
-                    raise ImportError("TensorFlow is not installed here")
-                return None
-
-        sys.meta_path.insert(0, NoTensorFlow())
+    script = NO_TENSORFLOW + textwrap.dedent(f"""
+        import importlib
         for name in {modules!r}:
             importlib.import_module(name)
         from replay.cli import main
@@ -132,16 +136,7 @@ def test_replay_and_the_graph_package_run_without_tensorflow(tmp_path: Path):
 def test_the_collector_says_in_one_line_what_to_install_when_tensorflow_is_missing(tmp_path: Path):
     """Without TensorFlow, profile refuses before starting anything and graph refuses a RunMetadata
     protobuf, each with the package to install; a Chrome timeline still builds a graph."""
-    script = textwrap.dedent(f"""
-        import importlib.abc, sys
-
-        class NoTensorFlow(importlib.abc.MetaPathFinder):
-            def find_spec(self, name, path=None, target=None):
-                if name == "tensorflow" or name.startswith("tensorflow."):
-                    raise ImportError("TensorFlow is not installed here")
-                return None
-
-        sys.meta_path.insert(0, NoTensorFlow())
+    script = NO_TENSORFLOW + textwrap.dedent(f"""
         from tracetool.cli import main
         codes = [main(["profile", "--model", "mlp", "--out", {str(tmp_path / "prof")!r}]),
                  main(["graph", {str(TRACES_DIR / "mlp" / "step-000.runmeta.pb")!r}, "--out",
