@@ -101,12 +101,32 @@ def test_real_traces_are_read_or_refused_in_one_line(trace: Path):
     assert len(graph.node_ids_of_kind(COMPUTE)) > 10
 
 
+# A real TF 1.x GPU timeline (github.com/ikhlestov/tensorflow_profiling, MIT; see its .source.txt)
+GPU_TIMELINE = (Path(__file__).resolve().parent.parent / "fixtures" / "gpu"
+                / "ikhlestov_gpu_mnist_mlp_timeline_02_step_0.json")
+
+
 def test_gpu_trace_keeps_stream_lanes():
     """The TF 1.x GPU timeline's kernels land on their GPU stream lanes, not on stream:all."""
-    gpu = [p for p in REAL if "gpu" in p.name]
-    if not gpu:
-        pytest.skip("shared real traces not present")
-    graph = build_stepgraph_from_path(gpu[0])
+    graph = build_stepgraph_from_path(GPU_TIMELINE)
     lanes = {n.lane for n in graph.nodes if n.kind == COMPUTE}
     assert any(lane.endswith("#stream:12") for lane in lanes)
     assert not any(lane.endswith("stream:all") for lane in lanes)
+
+
+def test_an_op_with_several_gpu_kernels_lasts_from_the_first_kernel_to_the_last():
+    """SoftmaxCrossEntropyWithLogits launches 7 kernels on stream 12, from 1490280136429981 us to
+    1490280136430247 us (the last, 13 us long, starts at ...234): 266 us, not its longest kernel's 13."""
+    graph = build_stepgraph_from_path(GPU_TIMELINE)
+    events = json.loads(GPU_TIMELINE.read_text())["traceEvents"]
+    streams = {e["pid"] for e in events if e.get("ph") == "M"
+               and e["args"].get("name", "").startswith("/gpu:0/stream:") and "stream:all" not in e["args"]["name"]}
+    kernels: dict[str, list[tuple[float, float]]] = {}
+    for e in events:
+        if e.get("ph") == "X" and e["pid"] in streams:
+            kernels.setdefault(e["args"]["name"], []).append((e["ts"], e["ts"] + e["dur"]))
+    by_name = {n.name: n for n in graph.nodes if n.kind == COMPUTE and "GPU" in n.device}
+    assert by_name["SoftmaxCrossEntropyWithLogits"].duration.mean_us == pytest.approx(266.0)
+    for name, spans in kernels.items():
+        span = max(end for _, end in spans) - min(start for start, _ in spans)
+        assert by_name[name].duration.mean_us == pytest.approx(span), name

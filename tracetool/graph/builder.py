@@ -75,13 +75,17 @@ def _merge_duplicates(records: tuple[OpRecord, ...]) -> list[OpRecord]:
         streams = [r for r in group if r.lane.startswith("stream:") and r.lane != "stream:all"]
         best = max(streams or group, key=lambda r: r.duration_us)
         labelled = max(group, key=lambda r: len(r.inputs) + len(r.control_inputs))
+        # An op that launches several kernels lasts from its first kernel's start to its last
+        # kernel's end on the GPU (softmax cross-entropy: 7 kernels over 266 us, the longest 13 us)
+        duration = (max(r.start_us + r.duration_us for r in streams) - min(r.start_us for r in streams)
+                    if streams else best.duration_us)
         merged.append(
             OpRecord(
                 best.device,
                 best.name,
                 labelled.op,
                 min(r.start_us for r in group),
-                best.duration_us,
+                duration,
                 best.lane,
                 labelled.inputs,
                 labelled.control_inputs,
