@@ -53,11 +53,11 @@ def main() -> None:
                   + " | ".join(f"{by_workers[w]:.2f}" if w in by_workers else "-" for w in workers) + " |")
     if args.png:
         fig, ax = plt.subplots(figsize=(8, 5))
-        for meta, predictions in rows:
-            for bandwidth, pred in predictions.items():
+        for index, (meta, predictions) in enumerate(rows):
+            for bandwidth, pred in predictions.items():  # one colour per model, dashed at the slower link
                 points = pred["points"]
                 ax.plot([p["workers"] for p in points], [p["steps_per_second"] * pred["batch_size"] for p in points],
-                        marker="o", linestyle="-" if bandwidth.startswith("10") else "--",
+                        marker="o", color=f"C{index}", linestyle="-" if bandwidth.startswith("10") else "--",
                         label=f"{label(meta)}, {bandwidth}")
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
