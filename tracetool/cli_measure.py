@@ -165,9 +165,9 @@ def add_measure_commands(sub: argparse._SubParsersAction) -> None:
                    help="the shaped link's share of its rate that arrives while several workers send on one "
                    "direction, for the prediction (default 1); 'probe' measures it first with a network-only "
                    "probe of the model's step shape on the same shaped link (about 15 s per worker count)")
-    v.add_argument("--probe-duration", type=float, default=10.0, metavar="SECONDS",
+    v.add_argument("--probe-duration", type=float, default=None, metavar="SECONDS",
                    help="with --contention-efficiency probe: seconds of each worker count's probe window "
-                   "(default 10)")
+                   "(default: 10, or longer where the step is long: three steps of every worker sharing the link)")
     v.add_argument("--from-profile", default="", help="reuse this profile folder instead of profiling again")
     v.add_argument("--from-measured", default="", help="reuse this measured.json instead of measuring again")
     v.add_argument("--from-link-probe", default="", help="with --contention-efficiency probe: reuse this "

@@ -11,6 +11,7 @@ from tests.conftest import needs_root
 from tracetool.cluster import netns
 from tracetool.errors import ToolError
 from tracetool.measure.link_probe import ProbePoint, fit_contention_efficiency, probe_point, summarize_spans
+from tracetool.measure.validate import probe_window_s
 
 
 def test_spans_of_two_workers_in_turns_keep_each_direction_busy_with_one_transfer():
@@ -41,8 +42,16 @@ def test_spans_of_workers_in_lock_step_contend_and_leave_the_other_direction_idl
 
 
 def test_a_worker_without_two_steps_is_refused():
-    with pytest.raises(ToolError, match="longer --duration"):
+    with pytest.raises(ToolError, match="longer --probe-duration"):
         summarize_spans([[(0.0, 0.5, 0.5, 1.0)]], 1000, 1000)
+
+
+def test_the_probe_window_grows_with_the_workers_and_their_step():
+    """Short steps keep the 10 s window; mobilenet_v2 at 50mbit (3.1 s a step alone) gets three steps of
+    each of 4 workers sharing the link, which the fixed 10 s window (0.4 steps/s for 3 workers) did not give."""
+    assert probe_window_s(4, 0.5) == 10.0
+    assert probe_window_s(4, 3.1) == pytest.approx(37.2)
+    assert probe_window_s(1000, 10.0) == 3600.0
 
 
 def _point(alone_s: float, contended_s: float, bits: float) -> ProbePoint:

@@ -134,7 +134,7 @@ class LinkProbe:
 def summarize_spans(spans: list[list[Span]], download_bytes: int, upload_bytes: int) -> ProbePoint:
     """Rates and link activity of the workers' step spans, over the window all of them cover."""
     if not spans or any(len(ws) < 2 for ws in spans):
-        raise ToolError("a probe worker finished fewer than two steps; give the probe a longer --duration")
+        raise ToolError("a probe worker finished fewer than two steps; give the probe a longer --probe-duration")
     lo = max(ws[0][0] for ws in spans)
     hi = min(ws[-1][3] for ws in spans)
     if hi <= lo:

@@ -49,7 +49,7 @@ class ValidateRequest:
     jobs: int = 1
     contention_efficiency: float = 1.0  # of the shaped link, from benchmarks/network_baseline.py
     probe_link: bool = False  # measure the contention efficiency with tracetool.measure.link_probe instead
-    probe_duration_s: float = 10.0
+    probe_duration_s: float | None = None  # None: long enough for every probe worker's steps
     from_link_probe: Path | None = None  # reuse an earlier link-probe.json of the same step shape
 
 
@@ -121,13 +121,26 @@ def probe_contention_efficiency(request: ValidateRequest, graph: Any, latency_s:
     compute_s = max(0.0, 1.0 / one.one_worker_steps_per_second - transfers_s)
     say(f"probing the shaped link without TensorFlow: {one.download_bytes_per_step:,} B down, "
         f"{one.upload_bytes_per_step:,} B up, {compute_s * 1e3:.0f} ms compute per step")
+    duration_s = request.probe_duration_s or probe_window_s(max(counts), transfers_s + compute_s)
     probe = probe_link(m.bandwidth_bps, one.download_bytes_per_step, one.upload_bytes_per_step, compute_s, counts,
-                       link.download_payload_bps(), duration_s=request.probe_duration_s,
+                       link.download_payload_bps(), duration_s=duration_s,
                        tcp_congestion_control=m.tcp_congestion_control, progress=say)
     say(f"  contention efficiency {probe.contention_efficiency:.3f}")
     document = probe.to_json_dict()
     write_json_atomically(request.out_dir.resolve() / LINK_PROBE_FILE, document)
     return document
+
+
+# The probe's window when none is given: at least this long, and long enough for each worker to
+# finish PROBE_STEPS_PER_WORKER steps when all of them share the link (a probe point needs two).
+DEFAULT_PROBE_WINDOW_S = 10.0
+PROBE_STEPS_PER_WORKER = 3
+
+
+def probe_window_s(workers: int, alone_step_s: float) -> float:
+    """Seconds of each worker count's probe window: N workers on one link take about N times a
+    step alone (mobilenet_v2's 9 MB steps at 50mbit: 3.1 s alone, 37 s for 4 workers)."""
+    return min(3600.0, max(DEFAULT_PROBE_WINDOW_S, PROBE_STEPS_PER_WORKER * workers * alone_step_s))
 
 
 def _reused_link_probe(path: Path, bandwidth_bps: float, download_bytes: int, upload_bytes: int,
@@ -390,7 +403,7 @@ def run_validate(request: ValidateRequest, progress: Any = None) -> Path:
         raise ToolError("--from-link-probe goes with --contention-efficiency probe")
     if request.probe_link and not m.bandwidth_bps:
         raise ToolError("--contention-efficiency probe needs --bandwidth: an unshaped link has nothing to probe")
-    if request.probe_link and not 0 < request.probe_duration_s <= 3600:
+    if request.probe_link and request.probe_duration_s is not None and not 0 < request.probe_duration_s <= 3600:
         raise ToolError(f"--probe-duration must be positive and at most 3600 s, got {request.probe_duration_s:g}")
     if request.probe_link and max(m.workers) < 2:
         raise ToolError("--contention-efficiency probe needs a worker count of 2 or more, where connections contend")
