@@ -8,7 +8,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from tracetool.cli_support import OneLineParser, parse_model_kwargs, run_command
+from tracetool.cli_support import MODEL_HELP, OneLineParser, parse_model_kwargs, run_command
 from tracetool.errors import ToolError
 
 
@@ -82,9 +82,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--model",
         required=True,
-        help="zoo name (alexnet, vgg, inception, resnet, mlp, widedeep), a Keras application (keras:resnet50, "
-        "keras:inception_v3, keras:vgg16, keras:mobilenet_v2) or a .py file with build(batch_size) -> loss or "
-        "build_keras() -> (model, loss); docs/models.md",
+        help=MODEL_HELP,
     )
     p.add_argument("--batch-size", type=int, default=32)
     p.add_argument("--steps", type=int, default=5, help="traced steps (default 5)")

@@ -11,7 +11,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from tracetool.cli_support import parse_model_kwargs
+from tracetool.cli_support import MODEL_HELP, parse_model_kwargs
 from tracetool.errors import ToolError
 
 
@@ -95,9 +95,7 @@ def _contention_efficiency(text: str) -> dict[str, object]:
 
 
 def _common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--model", required=True, help="zoo name (alexnet, vgg, inception, resnet, mlp, widedeep), a Keras "
-                   "application (keras:resnet50, keras:inception_v3, keras:vgg16, keras:mobilenet_v2) or a .py file "
-                   "with build(batch_size) -> loss or build_keras() -> (model, loss); docs/models.md")
+    p.add_argument("--model", required=True, help=MODEL_HELP)
     p.add_argument("--batch-size", type=int, default=32)
     p.add_argument("--workers", default="", help="worker counts, e.g. 1,2,3,4 or 1-4")
     p.add_argument("--bandwidth", default="", help="shape the PS link to this rate in both directions (tc syntax: "

@@ -20,6 +20,11 @@ from typing import NoReturn
 
 from tracetool.errors import ToolError
 
+# --model of profile, measure and validate (docs/models.md)
+MODEL_HELP = ("zoo name (alexnet, vgg, inception, resnet, mlp, widedeep), a Keras application (keras:resnet50, "
+              "keras:inception_v3, keras:vgg16, keras:mobilenet_v2) or a .py file with build(batch_size) -> loss or "
+              "build_keras() -> (model, loss); docs/models.md")
+
 EXIT_USER_ERROR = 2
 EXIT_INTERNAL_ERROR = 3
 EXIT_INTERRUPTED = 130

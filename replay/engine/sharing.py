@@ -98,7 +98,7 @@ DEFAULT_OVERTAKE_TIME_S = 0.04
 
 # Connections that join a direction together, as a synchronous update's tokens release them, do
 # not take turns: traced SyncReplicasOptimizer clusters share each direction nearly fairly among
-# them, the first joiner a little ahead (42% of the link among three, against 33% fair and 67%
+# them, the first joiner a little ahead (42% of the link among three, against 33% fair and 57%
 # under seniority; benchmarks/sync_cycles.py). Connections joining within DEFAULT_JOIN_WINDOW_S of
 # a group's first form one group; groups keep seniority among themselves and the first joiner
 # weighs DEFAULT_LEADER_WEIGHT times each other member. The leader's weight is the traced share;
@@ -225,18 +225,20 @@ class SenioritySharing(FairSharing):
     def _seniority_link(self, capacity_bps: float, worker_capacity_bps: Caps, n_workers: int,
                         rng: random.Random | None, transfer_s: float | None) -> Any:
         if self.join_window_s > 0.0:
-            return _JoinGroupLink(capacity_bps, worker_capacity_bps, n_workers, self.max_streams, self.seniority,
-                                  self.join_window_s, self.leader_weight)
+            return self._join_group_link(capacity_bps, worker_capacity_bps, n_workers)
         chance = self.overtake_chance(transfer_s)
         if chance > 0.0 and rng is None:
             raise ValueError("seniority sharing with overtaking needs a random generator")
         return _SeniorityLink(capacity_bps, worker_capacity_bps, n_workers, self.max_streams, self.seniority,
                               chance, rng)
 
+    def _join_group_link(self, capacity_bps: float, worker_capacity_bps: Caps, n_workers: int) -> Any:
+        return _JoinGroupLink(capacity_bps, worker_capacity_bps, n_workers, self.max_streams, self.seniority,
+                              self.join_window_s, self.leader_weight)
+
     def new_link(self, capacity_bps: float, worker_capacity_bps: Caps, n_workers: int) -> Any:
         if self.join_window_s > 0.0:
-            return _JoinGroupLink(capacity_bps, worker_capacity_bps, n_workers, self.max_streams, self.seniority,
-                                  self.join_window_s, self.leader_weight)
+            return self._join_group_link(capacity_bps, worker_capacity_bps, n_workers)
         return _SeniorityLink(capacity_bps, worker_capacity_bps, n_workers, self.max_streams, self.seniority)
 
     def describe(self) -> dict[str, Any]:
@@ -962,7 +964,8 @@ class _JoinGroupLink(_SeniorityLink):
     Joining never overtakes: the race for the queue that overtaking stands for is what the
     leader's weight measures among co-joiners, and later groups are seniority's case."""
 
-    __slots__ = ("group_of", "group_opened_at", "is_leader", "join_window_s", "leader_weight", "newest_group")
+    __slots__ = ("all_caps", "group_of", "group_opened_at", "is_leader", "join_window_s", "leader_weight",
+                 "newest_group")
 
     def __init__(
         self, capacity_bps: float, worker_capacity_bps: Caps, n_workers: int, max_streams: int | None,
@@ -975,6 +978,7 @@ class _JoinGroupLink(_SeniorityLink):
         self.is_leader = [False] * n_workers
         self.newest_group = -1
         self.group_opened_at = -INF
+        self.all_caps = self.caps if self.caps is not None else [self.worker_capacity] * n_workers
 
     def _admit(self, now: float, worker: int, node: int, bits: float, seq: int) -> None:
         if not self.flows[worker]:
@@ -997,8 +1001,7 @@ class _JoinGroupLink(_SeniorityLink):
                 rank += 1
             weight = self.seniority ** -rank
             weights[w] = weight * self.leader_weight if is_leader[w] else weight
-        caps = self.caps if self.caps is not None else [self.worker_capacity] * len(self.flows)
-        self._fill_by_weight(weights, caps)
+        self._fill_by_weight(weights, self.all_caps)
 
 
 def _group_weights(seniority: float, n_workers: int) -> list[float]:

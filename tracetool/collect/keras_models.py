@@ -31,14 +31,13 @@ v1 = tf.compat.v1
 MODEL_FACTS_COLLECTION = "tfsim_model_facts"
 
 
-
 def keras_module() -> Any:
     """``tf_keras``, or a one-line error saying how to install it."""
     try:
         import tf_keras
     except ImportError:
         raise ToolError("Keras models need the tf-keras package of TensorFlow's version; "
-                        "install it with: pip install 'tf-keras>=2.21,<2.22'") from None
+                        "install the collector with: pip install 'tfsim[collector]'") from None
     return tf_keras
 
 
