@@ -14,6 +14,8 @@ import pytest
 
 from tests.conftest import REPO_ROOT, TRACES_DIR
 
+TF2_FIXTURES = REPO_ROOT / "tests" / "fixtures" / "tf2"
+
 PACKAGES = ("tracetool", "replay", "models")
 
 
@@ -135,21 +137,24 @@ def test_replay_and_the_graph_package_run_without_tensorflow(tmp_path: Path):
 
 def test_the_collector_says_in_one_line_what_to_install_when_tensorflow_is_missing(tmp_path: Path):
     """Without TensorFlow, profile refuses before starting anything and graph refuses a RunMetadata
-    protobuf, each with the package to install; a Chrome timeline still builds a graph."""
+    protobuf, each with the package to install; a Chrome timeline and a TF2 capture with a
+    variables file still build graphs (the XPlane schema is the tool's own)."""
     script = NO_TENSORFLOW + textwrap.dedent(f"""
         from tracetool.cli import main
         codes = [main(["profile", "--model", "mlp", "--out", {str(tmp_path / "prof")!r}]),
                  main(["graph", {str(TRACES_DIR / "mlp" / "step-000.runmeta.pb")!r}, "--out",
                        {str(tmp_path / "g.json")!r}]),
                  main(["graph", {str(TRACES_DIR / "mlp" / "step-000.timeline.json")!r}, "--out",
-                       {str(tmp_path / "t.json")!r}])]
+                       {str(tmp_path / "t.json")!r}]),
+                 main(["graph", {str(TF2_FIXTURES / "keras_mlp_loop.xplane.pb")!r}, "--variables",
+                       {str(TF2_FIXTURES / "keras_mlp_loop.variables.json")!r}, "--out", {str(tmp_path / "x.json")!r}])]
         assert "tensorflow" not in sys.modules
         print(codes)
     """)
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=REPO_ROOT,
                             timeout=300)
-    assert result.stdout.strip().splitlines()[-1] == "[2, 2, 0]", result.stderr
+    assert result.stdout.strip().splitlines()[-1] == "[2, 2, 0, 0]", result.stderr
     errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
     assert len(errors) == 2 and all("tfsim[collector]" in line for line in errors)
     assert not (tmp_path / "prof").exists() and not (tmp_path / "g.json").exists()
-    assert (tmp_path / "t.json").is_file()
+    assert (tmp_path / "t.json").is_file() and (tmp_path / "x.json").is_file()

@@ -42,7 +42,18 @@ def cmd_graph(args: argparse.Namespace) -> int:
 
     out = Path(args.out)
     check_output_file(out)
-    graph = build_stepgraph_from_path(Path(args.input))
+    if args.variables and args.model:
+        raise ToolError("give the variables either from a file (--variables) or from the model (--model), not both")
+    variables = None
+    if args.variables:
+        from tracetool.graph.variables_file import load_variables
+
+        variables = load_variables(Path(args.variables))
+    elif args.model:
+        from tracetool.collect.model_variables import model_variables
+
+        variables = model_variables(args.model, args.batch_size, parse_model_kwargs(args.model_arg))
+    graph = build_stepgraph_from_path(Path(args.input), variables)
     save_stepgraph(graph, out)
     register_written_file(out)
     downloads = graph.bytes_of_kind("download")
@@ -53,6 +64,11 @@ def cmd_graph(args: argparse.Namespace) -> int:
     )
     if not graph.source.get("has_ps_transfers"):
         print("note: the trace has no parameter-server transfers (single-device trace); the graph holds compute only")
+    match = graph.source.get("variables")
+    if match:
+        print(f"variables from {match['from']}: {match['downloaded']} downloaded; the ops of "
+              f"{match['first_use_matched']} and the gradients of {match['gradient_matched']} found by layer name "
+              "(the rest wait for or follow the whole step); transfers untimed: give replay --bandwidth")
     return 0
 
 
@@ -117,12 +133,21 @@ def build_parser() -> argparse.ArgumentParser:
 
     g = sub.add_parser(
         "graph",
-        help="build a step graph from a profile folder, a RunMetadata or a Chrome timeline",
+        help="build a step graph from a profile folder, a RunMetadata, a Chrome timeline or a TF2 profile",
         description="Turn traces into a dependency graph of downloads, compute ops, uploads and PS "
-        "ops, saved as step-graph JSON (docs/stepgraph-schema.md).",
+        "ops, saved as step-graph JSON (docs/stepgraph-schema.md). A TF2 profiler capture "
+        "(.xplane.pb, .trace.json.gz) times ops but sizes no transfer: give the model's variables "
+        "with --variables or --model (docs/tf2-profiles.md).",
     )
-    g.add_argument("input", help="profile folder, RunMetadata (.pb/.pbtxt) or TF Chrome timeline (.json/.json.gz)")
+    g.add_argument("input", help="profile folder, RunMetadata (.pb/.pbtxt), TF Chrome timeline (.json/.json.gz), "
+                   "or TF2 profiler capture (.xplane.pb/.trace.json.gz)")
     g.add_argument("--out", required=True, help="step-graph JSON to write")
+    g.add_argument("--variables", metavar="PATH", help="for a TF2 capture: the model's variables, from a profile "
+                   "folder or its meta.json, or a JSON list of {name, bytes, trainable}")
+    g.add_argument("--model", help="for a TF2 capture: build this model to list its variables; " + MODEL_HELP)
+    g.add_argument("--batch-size", type=int, default=32, help="with --model: the batch the capture trained on")
+    g.add_argument("--model-arg", action="append", default=[], metavar="NAME=INT",
+                   help="with --model: keyword passed to the model's build(), e.g. input_size=64")
     g.set_defaults(func=cmd_graph)
 
     s = sub.add_parser("show", help="summarize a step graph")

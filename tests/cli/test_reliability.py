@@ -286,15 +286,27 @@ def test_model_file_syntax_error_is_found_before_the_cluster_starts(tmp_path: Pa
 
 # ---------------------------------------------------------------- 14. formats of other profilers
 
+def test_tf2_xplane_without_variables_asks_for_them(tmp_path: Path):
+    """A TF2 capture sizes no transfer: without the model's variables it is named, with what to add."""
+    path = tmp_path / "host.xplane.pb"
+    path.write_bytes(b"\x0a\x05/host")
+    assert_refused(run_cli("tracetool", "graph", str(path), "--out", str(tmp_path / "g.json")),
+                   "XPlane", "--variables", "--model")
+
+
 @pytest.mark.parametrize("name,content,words", [
-    ("host.xplane.pb", b"\x0a\x05/host", ("XPlane", "tracetool profile")),
-    ("host.trace.json.gz", b"\x1f\x8b", ("trace-viewer", "tracetool profile")),
+    ("host.xplane.pb", b"\x0a\x09\x12\x07/ho", ("not an XSpace", "damaged")),
+    ("host.xplane.pb", b"", ("empty",)),
+    ("host.trace.json.gz", b"\x1f\x8b", ("damaged gzip",)),
 ])
-def test_tf2_profiler_files_are_named(tmp_path: Path, name: str, content: bytes, words: tuple[str, ...]):
-    """TF2 profiler files are named as what they are, with what to give instead."""
+def test_damaged_tf2_captures_are_named(tmp_path: Path, name: str, content: bytes, words: tuple[str, ...]):
     path = tmp_path / name
     path.write_bytes(content)
-    assert_refused(run_cli("tracetool", "graph", str(path), "--out", str(tmp_path / "g.json")), *words)
+    variables = tmp_path / "variables.json"
+    variables.write_text('[{"name": "dense/kernel", "bytes": 4}]')
+    assert_refused(run_cli("tracetool", "graph", str(path), "--variables", str(variables),
+                           "--out", str(tmp_path / "g.json")), *words)
+    assert not (tmp_path / "g.json").exists()
 
 
 def test_tf2_trace_viewer_content_is_recognized(tmp_path: Path):
@@ -304,7 +316,8 @@ def test_tf2_trace_viewer_content_is_recognized(tmp_path: Path):
         {"ph": "M", "name": "process_name", "pid": 1, "args": {"name": "/host:CPU"}},
         {"ph": "X", "pid": 1, "tid": 1, "name": "MatMul", "ts": 1, "dur": 2},
     ]}))
-    assert_refused(run_cli("tracetool", "graph", str(path), "--out", str(tmp_path / "g.json")), "TF2 profiler")
+    assert_refused(run_cli("tracetool", "graph", str(path), "--out", str(tmp_path / "g.json")), "TF2 profiler",
+                   "--variables")
 
 
 def test_unknown_model_argument_is_refused_before_the_cluster_starts(tmp_path: Path):

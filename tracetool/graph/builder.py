@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import statistics
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,10 @@ from typing import Any
 import networkx as nx
 
 from tracetool.errors import ToolError
+from tracetool.graph.profiler_events import ProfilerCapture
+from tracetool.graph.read_chrome import chrome_timeline_from_data, load_json, read_chrome_timeline
+from tracetool.graph.read_trace_viewer import is_trace_viewer, trace_viewer_capture
+from tracetool.graph.read_xplane import read_xplane
 from tracetool.graph.stepgraph import (
     COMPUTE,
     DOWNLOAD,
@@ -31,6 +36,7 @@ from tracetool.graph.stepgraph import (
     StepGraph,
     StepNode,
 )
+from tracetool.graph.tf2_profile import tf2_step_traces
 from tracetool.graph.trace_formats import refuse_foreign_by_name
 from tracetool.graph.trace_records import (
     OpRecord,
@@ -39,6 +45,7 @@ from tracetool.graph.trace_records import (
     producer_of_rendezvous,
     strip_rendezvous_suffix,
 )
+from tracetool.graph.variables_file import ModelVariables
 
 NodeKey = tuple[str, str, str]  # (kind, device, name)
 SMALL_TRANSFER_BYTES = 64 * 1024
@@ -309,7 +316,10 @@ def _extra_tensors(nodes: list[StepNode], graph_edges: list[StepEdge]) -> list[d
     return extras
 
 
-def build_stepgraph(traces: list[StepTrace], meta: dict[str, Any] | None = None, source_path: str = "") -> StepGraph:
+def build_stepgraph(traces: list[StepTrace], meta: dict[str, Any] | None = None, source_path: str = "",
+                    variables_match: dict[str, Any] | None = None) -> StepGraph:
+    """``variables_match`` marks traces whose transfers were written from the model's variables
+    (TF2 captures): their transfers are untimed, so the graph gets no link calibration."""
     if not traces:
         raise ToolError("no traced steps to build a graph from")
     assembler = _StepGraphAssembler()
@@ -349,12 +359,47 @@ def build_stepgraph(traces: list[StepTrace], meta: dict[str, Any] | None = None,
             "traced_steps": len(traces),
             "tensorflow_version": meta.get("tensorflow_version", ""),
             "has_ps_transfers": any(n.kind in (DOWNLOAD, UPLOAD) for n in nodes),
+            **({"variables": variables_match} if variables_match is not None else {}),
         },
-        link_calibration=_calibrate_link(nodes),
+        link_calibration=_calibrate_link(nodes) if variables_match is None else {},
         extra_tensors=extras,
     )
     graph.check_invariants()
     return graph
+
+
+_SIZES_NEEDED = ("it times ops but holds no transfer sizes; give the model's variables with --variables "
+                 "(a profile folder or its meta.json from 'tracetool profile') or --model")
+
+
+def _tf2_graph(read: Callable[[], ProfilerCapture], variables: ModelVariables | None, path: Path,
+               what: str) -> StepGraph:
+    if variables is None:
+        raise ToolError(f"{path} is {what}: {_SIZES_NEEDED}")
+    capture = read()
+    traces, meta = tf2_step_traces(capture, variables)
+    match = meta.pop("variables_match")
+    return build_stepgraph(traces, meta, capture.path, variables_match=match)
+
+
+def _graph_of_trace_file(path: Path, variables: ModelVariables | None) -> StepGraph:
+    """One trace file's graph: TF1 step stats carry their own sizes, TF2 captures take the variables'."""
+    refuse_foreign_by_name(path)
+    name = path.name.lower()
+    if name.endswith(".xplane.pb"):
+        return _tf2_graph(lambda: read_xplane(path), variables, path, "a TF2 profiler XPlane capture")
+    if name.endswith((".json", ".json.gz")):
+        data = load_json(path)
+        if is_trace_viewer(data):
+            return _tf2_graph(lambda: trace_viewer_capture(data, path), variables, path,
+                              "a TF2 profiler trace-viewer file")
+        trace = chrome_timeline_from_data(data, path)
+    else:
+        trace = _read_trace_file(path)
+    if variables is not None:
+        raise ToolError(f"--variables is for TF2 profiler captures; {path} carries its own transfer sizes, "
+                        "leave --variables out")
+    return build_stepgraph([trace], None, str(path))
 
 
 def _read_trace_file(path: Path) -> StepTrace:
@@ -365,12 +410,10 @@ def _read_trace_file(path: Path) -> StepTrace:
 
         return read_runmetadata(path)
     if name.endswith((".json", ".json.gz")):
-        from tracetool.graph.read_chrome import read_chrome_timeline
-
         return read_chrome_timeline(path)
     raise ToolError(
-        f"{path}: unsupported file type; give a profile folder, a RunMetadata (.pb/.pbtxt) "
-        "or a TensorFlow Chrome timeline (.json/.json.gz)"
+        f"{path}: unsupported file type; give a profile folder, a RunMetadata (.pb/.pbtxt), a TensorFlow "
+        "Chrome timeline (.json/.json.gz) or a TF2 profiler capture (.xplane.pb/.trace.json.gz)"
     )
 
 
@@ -385,11 +428,15 @@ def _meta_of_worker_folder(meta: dict[str, Any], folder: Path) -> dict[str, Any]
     return {**meta, **{k: v for k, v in per_worker[index].items() if k != "task_index"}}
 
 
-def build_stepgraph_from_path(path: Path) -> StepGraph:
-    """Build a step graph from a profile folder, one RunMetadata or one Chrome timeline."""
+def build_stepgraph_from_path(path: Path, variables: ModelVariables | None = None) -> StepGraph:
+    """Build a step graph from a profile folder, one RunMetadata, one Chrome timeline or, with the
+    model's ``variables``, one TF2 profiler capture."""
     if not path.exists():
         raise ToolError(f"{path} does not exist; give a profile folder made by 'tracetool profile' or a trace file")
     if path.is_dir():
+        if variables is not None:
+            raise ToolError(f"--variables is for TF2 profiler captures; the profile folder {path} carries its own "
+                            "transfer sizes, leave --variables out")
         files = sorted(path.glob("step-*.runmeta.pb")) or sorted(path.glob("step-*.timeline.json"))
         if not files and (path / "worker-0").is_dir():
             raise ToolError(f"{path} is a profile of several workers; build one worker's graph: {path / 'worker-0'}")
@@ -406,4 +453,4 @@ def build_stepgraph_from_path(path: Path) -> StepGraph:
                 raise ToolError(f"{meta_path} is not valid JSON; re-run 'tracetool profile'") from None
             meta = _meta_of_worker_folder(meta, path)
         return build_stepgraph([_read_trace_file(f) for f in files], meta, str(path))
-    return build_stepgraph([_read_trace_file(path)], None, str(path))
+    return _graph_of_trace_file(path, variables)

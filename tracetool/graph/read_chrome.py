@@ -26,7 +26,7 @@ from tracetool.graph.trace_records import (
 _SKIPPED_OPS = {"_SOURCE", "_SINK"}
 
 
-def _load_json(path: Path) -> Any:
+def load_json(path: Path) -> Any:
     raw = path.read_bytes()
     if not raw:
         raise ToolError(f"{path} is empty; give a TensorFlow Chrome timeline (.json or .json.gz)")
@@ -42,7 +42,10 @@ def _load_json(path: Path) -> Any:
 
 
 def read_chrome_timeline(path: Path) -> StepTrace:
-    data = _load_json(path)
+    return chrome_timeline_from_data(load_json(path), path)
+
+
+def chrome_timeline_from_data(data: Any, path: Path) -> StepTrace:
     events = data.get("traceEvents") if isinstance(data, dict) else data
     if not isinstance(events, list) or not events:
         raise ToolError(f"{path} is JSON but not a Chrome trace (no traceEvents list)")

@@ -1,11 +1,10 @@
 """Naming the trace formats this tool does not read, so the user learns what to give instead.
 
-The graph builder reads TF1-style RunMetadata step stats (``.pb``/``.pbtxt``) and TensorFlow's
-Chrome timelines made from them (``.json``/``.json.gz``). Neighbouring formats look alike from
-the outside: the TF2 profiler (``tf.profiler.experimental``, TensorBoard's profile plugin)
-writes XPlane protobufs (``*.xplane.pb``) and trace-viewer JSON (``*.trace.json.gz``), and
-PyTorch's profiler writes Chrome traces too. Refusing those as "damaged" or "not a TensorFlow
-timeline" sends a user looking for a fault that is not there.
+The graph builder reads TF1-style RunMetadata step stats (``.pb``/``.pbtxt``), TensorFlow's
+Chrome timelines made from them (``.json``/``.json.gz``) and, given the model's variables, the
+TF2 profiler's captures (``*.xplane.pb``, ``*.trace.json.gz``). PyTorch's profiler writes
+Chrome traces too; refusing one as "damaged" or "not a TensorFlow timeline" would send a user
+looking for a fault that is not there.
 """
 
 from __future__ import annotations
@@ -22,12 +21,6 @@ _HOW_TO_TRACE = ("profile the model with 'tracetool profile', or save the RunMet
 def refuse_foreign_by_name(path: Path) -> None:
     """Refuse files whose name already says they are a format this tool does not read."""
     name = path.name.lower()
-    if name.endswith(".xplane.pb"):
-        raise ToolError(f"{path} is a TF2 profiler XPlane file (tf.profiler / TensorBoard), not a RunMetadata; "
-                        f"this tool reads TF1-style step stats: {_HOW_TO_TRACE}")
-    if name.endswith((".trace.json.gz", ".trace.json")) and not name.endswith(".timeline.json"):
-        raise ToolError(f"{path} is a TF2 profiler trace-viewer file (tf.profiler / TensorBoard), not a TensorFlow "
-                        f"timeline of step stats: {_HOW_TO_TRACE}")
     if name.endswith((".pt.trace.json", ".pt.trace.json.gz")):
         raise ToolError(f"{path} is a PyTorch profiler trace; this tool reads TensorFlow traces: {_HOW_TO_TRACE}")
 
@@ -37,8 +30,6 @@ def describe_foreign_chrome_trace(data: Any, process_names: list[str]) -> str | 
     if isinstance(data, dict) and ("deviceProperties" in data or "distributedInfo" in data
                                    or "schemaVersion" in data):
         return "a PyTorch profiler trace"
-    if any(name.startswith(("/host:", "/device:")) for name in process_names):
-        return "a TF2 profiler trace-viewer file (tf.profiler / TensorBoard)"
     return None
 
 
