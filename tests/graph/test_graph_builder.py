@@ -130,3 +130,25 @@ def test_an_op_with_several_gpu_kernels_lasts_from_the_first_kernel_to_the_last(
     for name, spans in kernels.items():
         span = max(end for _, end in spans) - min(start for start, _ in spans)
         assert by_name[name].duration.mean_us == pytest.approx(span), name
+
+
+def test_host_and_gpu_copies_sit_between_the_ops_they_join():
+    """Each MEMCPYHtoD/DtoH event (``edge_<n>_<producer>``) follows the op whose tensor it copies and
+    feeds the ops that name that tensor as ``<producer>/_<k>``: the 51 us copy of the input batch
+    comes before the first layer's MatMul and its weight gradient."""
+    graph = build_stepgraph_from_path(GPU_TIMELINE)
+    nodes = {n.id: n for n in graph.nodes}
+    preds: dict[str, set[str]] = {}
+    succs: dict[str, set[str]] = {}
+    for e in graph.edges:
+        preds.setdefault(nodes[e.dst].name, set()).add(nodes[e.src].name)
+        succs.setdefault(nodes[e.src].name, set()).add(nodes[e.dst].name)
+    copies = [n for n in graph.nodes if n.op.startswith("MEMCPY")]
+    assert len(copies) == 6
+    assert all(succs[c.name] != {"step_end"} for c in copies)
+    batch = "edge_184__recv_Placeholder_0"
+    assert nodes[[n.id for n in copies if n.name == batch][0]].duration.mean_us == 51.0
+    assert succs[batch] == {"layer_1/fully_connected/MatMul",
+                            "gradients/layer_1/fully_connected/MatMul_grad/MatMul_1"}
+    assert preds["edge_9_gradients/Mean_grad/Prod"] == {"gradients/Mean_grad/Prod"}
+    assert preds["gradients/Mean_grad/floordiv"] >= {"edge_9_gradients/Mean_grad/Prod"}

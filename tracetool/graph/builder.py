@@ -10,6 +10,7 @@ here knows about file formats; nothing here simulates.
 from __future__ import annotations
 
 import json
+import re
 import statistics
 from collections import Counter, defaultdict
 from collections.abc import Callable
@@ -43,11 +44,14 @@ from tracetool.graph.trace_records import (
     StepTrace,
     job_of,
     producer_of_rendezvous,
+    strip_output_index,
     strip_rendezvous_suffix,
 )
 from tracetool.graph.variables_file import ModelVariables
 
 NodeKey = tuple[str, str, str]  # (kind, device, name)
+# a consumer of a tensor copied between host and GPU names it "<producer>/_<k>"
+_COPY_INPUT = re.compile(r"/_\d+$")
 SMALL_TRANSFER_BYTES = 64 * 1024
 
 
@@ -131,6 +135,7 @@ class _StepGraphAssembler:
             if key is not None:
                 by_key[key] = record
         ops_by_device_name = {(k[1], k[2]): k for k in by_key if k[0] in (COMPUTE, PS_COMPUTE)}
+        copies = self._link_device_copies(by_key)
         # a consumer names a received tensor by its _Recv node ("x_S1"), else by its producer ("x")
         transfer_by_input: dict[tuple[str, str], NodeKey] = {}
         recv_nodes = {(p.recv_device, p.recv_node): p.rendezvous for p in trace.rendezvous}
@@ -158,6 +163,8 @@ class _StepGraphAssembler:
                 for inputs, kind in ((record.inputs, "data"), (record.control_inputs, "control")):
                     for name in inputs:
                         src = self._resolve_input(record.device, name, ops_by_device_name, transfer_by_input)
+                        if src is None and _COPY_INPUT.search(name):
+                            src = copies.get(_COPY_INPUT.sub("", strip_output_index(name)))
                         if src is not None and src != key:
                             self.edges.setdefault((src, key), kind)
             facts = self.facts.get(key)
@@ -171,6 +178,17 @@ class _StepGraphAssembler:
             facts.lanes[record.lane] += 1
             ready_us[key] = record.end_us
         self._record_gaps(by_key, step_start_us)
+
+    def _link_device_copies(self, by_key: dict[NodeKey, OpRecord]) -> dict[str, NodeKey]:
+        """Host-to-GPU and GPU-to-host copies (``MEMCPYHtoD``, named ``edge_<n>_<producer>``): each
+        follows the op that produced its tensor; returns them by that tensor for their consumers."""
+        copies = {producer_of_rendezvous(key[2]): key for key, record in by_key.items()
+                  if key[0] == COMPUTE and record.op.upper().startswith("MEMCPY")}
+        for key in by_key:
+            copy = copies.get(key[2]) if key[0] in (COMPUTE, PS_COMPUTE) else None
+            if copy is not None and copy != key:
+                self.edges.setdefault((key, copy), "data")
+        return copies
 
     @staticmethod
     def _resolve_input(
