@@ -29,6 +29,7 @@ def cmd_profile(args: argparse.Namespace) -> int:
         command_line=shlex.join(["tracetool", *sys.argv[1:]]),
         allow_loopback=args.allow_loopback,
         workers=args.workers,
+        device=args.device,
     )
     out = run_profile(request, show_progress=not args.quiet)
     print(f"profile written to {out}")
@@ -122,6 +123,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="worker tasks to trace at once (default 1); with more, each worker's traces go to DIR/worker-<i>/, "
         "for comparing a contended cluster with a replay",
     )
+    p.add_argument("--device", choices=("cpu", "gpu"), default="cpu",
+                   help="where the worker's ops run: cpu (default) or gpu (its first GPU; refused in one line when "
+                   "TensorFlow sees none)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument(
         "--allow-loopback",

@@ -7,6 +7,7 @@ before byte-for-byte as it was (``snapshot``).
 
 from __future__ import annotations
 
+import glob
 import json
 import os
 import shutil
@@ -386,3 +387,13 @@ def test_a_folder_that_gains_foreign_files_during_a_run_is_kept(tmp_path: Path):
     kept = [p for p in tmp_path.iterdir() if p.name.startswith(".out.tfsim-partial-")]
     assert len(kept) == 1 and str(kept[0]) in str(refusal.value)
     assert (kept[0] / "prediction.json").read_text() == "{}"
+
+
+@pytest.mark.skipif(bool(glob.glob("/dev/nvidia[0-9]*")), reason="this machine has a GPU")
+def test_profile_on_a_gpu_is_refused_where_tensorflow_sees_none(tmp_path: Path):
+    """--device gpu asks TensorFlow for its GPUs before any server starts, and says why there are none."""
+    result = run_cli("tracetool", "profile", "--model", "mlp", "--device", "gpu", "--out", str(tmp_path / "p"))
+    assert_refused(result, "--device gpu", "GPU", "--device cpu")
+    assert not (tmp_path / "p").exists()
+    assert_refused(run_cli("tracetool", "profile", "--model", "mlp", "--device", "tpu", "--out", str(tmp_path / "p")),
+                   "--device", "cpu", "gpu")

@@ -34,6 +34,8 @@ class TaskSpec:
     # replicas_to_aggregate gradients per update
     sync: str = "async"
     replicas_to_aggregate: int | None = None
+    # where the worker's ops run: "cpu", or "gpu" (its first GPU; ops without a GPU kernel stay on the CPU)
+    device: str = "cpu"
     # mode "compute": the CPU-quota groups to time compute-only steps in, each against no quota
     cpu_quota_groups: list[str] = field(default_factory=list)
 

@@ -19,6 +19,7 @@ from tracetool.cluster.local_cluster import LocalCluster
 from tracetool.cluster.machine_facts import machine_facts
 from tracetool.cluster.resources import check_cluster_fits
 from tracetool.cluster.task_spec import OPTIMIZERS, TaskSpec
+from tracetool.collect.gpu_check import check_gpu_visible
 from tracetool.collect.model_loader import (
     MAX_BATCH_SIZE,
     check_model_arguments,
@@ -52,6 +53,7 @@ class ProfileRequest:
     command_line: str = ""
     workers: int = 1  # more than one traces every worker of a contended cluster, into worker-<i>/
     allow_loopback: bool = False  # run without a namespace when not root (servers then listen on all interfaces)
+    device: str = "cpu"  # "gpu": the worker's ops on its first GPU (tracetool.collect.gpu_check)
 
     def check(self) -> None:
         check_model_name(self.model)
@@ -71,6 +73,8 @@ class ProfileRequest:
             raise ToolError(f"unknown optimizer '{self.optimizer}'; choose one of {', '.join(OPTIMIZERS)}")
         check_cluster_fits(self.workers, "--workers")
         check_output_folder(self.out_dir)
+        if self.device == "gpu":
+            check_gpu_visible()
 
 
 def _stats(values: list[float]) -> dict[str, Any]:
@@ -109,6 +113,7 @@ def _trace_cluster(request: ProfileRequest, staging: Path, show_progress: bool, 
         traced_steps=request.traced_steps,
         out_dir=str(staging),
         model_kwargs=request.model_kwargs,
+        device=request.device,
     )
     per_worker: dict[str, dict[str, Any]] = {}
     isolate = not (request.allow_loopback and os.geteuid() != 0)
@@ -170,6 +175,7 @@ def _profile_meta(request: ProfileRequest, workers: list[dict[str, Any]], isolat
         **machine_facts(),
         "intra_op_threads": request.intra_op_threads,
         "inter_op_threads": request.inter_op_threads,
+        "device": request.device,
         "network": isolation,
         "warmup_steps": request.warmup_steps,
         "untraced_step_time_s": per_worker[0]["untraced_step_time_s"],

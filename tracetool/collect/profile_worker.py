@@ -31,6 +31,8 @@ def session_config(spec: TaskSpec, task_index: int) -> v1.ConfigProto:
         inter_op_parallelism_threads=spec.inter_op_threads,
         # between-graph replication: a worker needs only the PS and itself
         device_filters=["/job:ps", f"/job:worker/task:{task_index}"],
+        # on a GPU, an op without a GPU kernel (string ops, some int32 shape math) runs on the host
+        allow_soft_placement=spec.device == "gpu",
     )
 
 
@@ -74,8 +76,11 @@ def worker_out_dir(spec: TaskSpec, task_index: int) -> Path:
 
 def run_profile(spec: TaskSpec, target: str, task_index: int, emit: Callable[..., None]) -> None:
     out_dir = worker_out_dir(spec, task_index)
+    if spec.device == "gpu" and not tf.config.list_physical_devices("GPU"):
+        raise RuntimeError("--device gpu: TensorFlow sees no GPU in the worker process")
     training = build_training_graph(
-        spec.model, spec.batch_size, spec.optimizer, spec.cluster, task_index, spec.learning_rate, spec.model_kwargs
+        spec.model, spec.batch_size, spec.optimizer, spec.cluster, task_index, spec.learning_rate, spec.model_kwargs,
+        device=spec.device,
     )
     emit("graph_built", variables=training.variables, tensorflow_version=tf.__version__,
          model_facts=training.model_facts)

@@ -78,10 +78,11 @@ def build_training_graph(
     learning_rate: float = 0.01,
     model_kwargs: dict[str, Any] | None = None,
     sync: SyncReplicasConfig | None = None,
+    device: str = "cpu",
 ) -> TrainingGraph:
     build = load_build_function(model)
     graph = tf.Graph()
-    worker_device = f"/job:worker/task:{worker_task}"
+    worker_device = f"/job:worker/task:{worker_task}" + ("/device:GPU:0" if device == "gpu" else "")
     spec = v1.train.ClusterSpec(cluster)
     with graph.as_default():
         device_fn = v1.train.replica_device_setter(worker_device=worker_device, cluster=spec)
