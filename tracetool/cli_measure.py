@@ -16,7 +16,7 @@ from tracetool.errors import ToolError
 
 
 def _measure_request(args: argparse.Namespace, out_dir: Path):  # noqa: ANN202 - lazy import keeps --help fast
-    from tracetool.cluster.topology import parse_bandwidth_bps, parse_latency_s
+    from tracetool.cluster.topology import parse_bandwidth_bps, parse_latency_s, parse_queue
     from tracetool.measure.measurement import MeasureRequest, parse_worker_counts
     from tracetool.measure.slow_workers import parse_slow_worker
 
@@ -35,6 +35,7 @@ def _measure_request(args: argparse.Namespace, out_dir: Path):  # noqa: ANN202 -
         model_kwargs=parse_model_kwargs(args.model_arg),
         command_line=shlex.join(["tracetool", *sys.argv[1:]]),
         tcp_congestion_control=args.tcp_congestion_control,
+        queue=parse_queue(args.queue),
         trace_steps=getattr(args, "trace_steps", 0),
         repeats=args.repeats,
         sync=args.sync,
@@ -105,6 +106,10 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tcp-congestion-control", default="cubic", metavar="ALGORITHM",
                    help="TCP congestion control of the shaped cluster's tasks (default cubic, Linux's own; the "
                    "host's default otherwise leaks in, and it decides how workers share the PS link)")
+    p.add_argument("--queue", default="5ms", metavar="TIME|BYTES",
+                   help="the shaped link's buffer, as a time of traffic at the line rate (default 5ms: a shallow "
+                   "switch port) or bytes (64kb, 1mib); 100ms and more is a deep buffer that loss-based TCP keeps "
+                   "full")
     p.add_argument("--duration", type=float, default=20.0, help="seconds of the measurement window (default 20)")
     p.add_argument("--repeats", type=int, default=1, metavar="R",
                    help="independent clusters per worker count (default 1); with 2 or more the point is their "

@@ -397,3 +397,14 @@ def test_profile_on_a_gpu_is_refused_where_tensorflow_sees_none(tmp_path: Path):
     assert not (tmp_path / "p").exists()
     assert_refused(run_cli("tracetool", "profile", "--model", "mlp", "--device", "tpu", "--out", str(tmp_path / "p")),
                    "--device", "cpu", "gpu")
+
+
+@pytest.mark.parametrize("argv,words", [
+    (["--bandwidth", "100mbit", "--queue", "100"], ("bad queue '100'", "5ms")),
+    (["--bandwidth", "100mbit", "--queue", "5000ms"], ("1 to 2000 ms",)),
+    (["--queue", "100ms"], ("--queue", "--bandwidth")),
+])
+def test_bad_queue_is_refused_before_anything_starts(tmp_path: Path, argv: list[str], words: tuple[str, ...]):
+    result = run_cli("tracetool", "measure", "--model", "mlp", "--workers", "1", *argv, "--out", str(tmp_path / "m"))
+    assert_refused(result, *words)
+    assert not (tmp_path / "m").exists()

@@ -10,7 +10,15 @@ import pytest
 
 from tests.conftest import needs_root
 from tracetool.cluster import netns, tcp_settings
-from tracetool.cluster.topology import ShapedTopology, format_bandwidth, parse_bandwidth_bps, parse_latency_s
+from tracetool.cluster.topology import (
+    MIN_QUEUE_BYTES,
+    QueueSize,
+    ShapedTopology,
+    format_bandwidth,
+    parse_bandwidth_bps,
+    parse_latency_s,
+    parse_queue,
+)
 from tracetool.errors import ToolError
 
 
@@ -172,3 +180,40 @@ def test_unknown_tcp_congestion_control_is_refused():
         with ShapedTopology(1, 50e6, "no-such-cc"):
             pass
     assert not [n for n in netns.list_namespaces() if n.startswith(netns.new_namespace_name(""))]
+
+
+@pytest.mark.parametrize(("text", "queue"), [
+    ("5ms", QueueSize(ms=5.0)), ("0.1s", QueueSize(ms=100.0)), ("250MS", QueueSize(ms=250.0)),
+    ("64kb", QueueSize(bytes=64_000)), ("1mib", QueueSize(bytes=1 << 20)), ("150000b", QueueSize(bytes=150_000)),
+])
+def test_queue_parses_as_time_or_bytes(text: str, queue: QueueSize):
+    assert parse_queue(text) == queue
+
+
+@pytest.mark.parametrize(("text", "words"), [
+    ("100", "give a time like 5ms"), ("deep", "give a time like 5ms"), ("0.5ms", "1 to 2000 ms"),
+    ("3s", "1 to 2000 ms"), ("1000b", "two full frames"), ("2gib", "bad queue"), ("-5ms", "bad queue"),
+])
+def test_bad_queue_is_refused_in_one_line(text: str, words: str):
+    with pytest.raises(ToolError, match=words) as caught:
+        parse_queue(text)
+    assert "\n" not in str(caught.value)
+
+
+def test_a_time_sized_queue_holds_that_much_traffic_at_the_line_rate():
+    assert QueueSize(ms=100).limit_bytes(100e6) == 1_250_000
+    assert QueueSize(ms=5).limit_bytes(10e6) == MIN_QUEUE_BYTES  # 6.25 KB is below 32 full frames
+    assert QueueSize(bytes=64_000).delay_s(100e6) == pytest.approx(0.00512)
+
+
+@pytest.mark.cluster
+@needs_root
+@pytest.mark.parametrize("queue", [QueueSize(ms=5), QueueSize(ms=100), QueueSize(bytes=300_000)])
+def test_queue_is_applied_to_both_shaped_directions(queue: QueueSize):
+    """The queue tc reports (read back from the kernel, as the latency it adds at the rate) is the one asked for."""
+    with ShapedTopology(workers=1, bandwidth_bps=100e6, queue=queue) as topology:
+        for shaped in topology.shaped_qdiscs().values():
+            assert shaped["rate_bps"] == pytest.approx(100e6)
+            assert shaped["burst_bytes"] == topology.burst_bytes
+            assert shaped["queue_bytes"] == pytest.approx(queue.limit_bytes(100e6), rel=0.01)
+        assert topology.shaping_facts()["queue"] == queue.as_dict()

@@ -62,6 +62,10 @@ _RATE_FACTORS = {
     "bit": 1, "kbit": 1e3, "mbit": 1e6, "gbit": 1e9, "tbit": 1e12,
     "bps": 8, "kbps": 8e3, "mbps": 8e6, "gbps": 8e9,
 }
+_QUEUE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|b|kb|mb|kib|mib)\s*$", re.IGNORECASE)
+_QUEUE_BYTE_FACTORS = {"b": 1, "kb": 1000, "mb": 1000**2, "kib": 1024, "mib": 1024**2}
+MAX_QUEUE_MS = 2000.0
+MAX_QUEUE_BYTES = 1 << 30
 _LATENCY = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(us|ms|s)?\s*$", re.IGNORECASE)
 _LATENCY_FACTORS = {"us": 1e-6, "ms": 1e-3, "s": 1.0}
 
@@ -83,6 +87,58 @@ def parse_latency_s(text: str) -> float:
     if not match:
         raise ToolError(f"bad latency '{text}': use a time like 0.5ms, 200us or 0.01s")
     return float(match.group(1)) * _LATENCY_FACTORS[(match.group(2) or "ms").lower()]
+
+
+@dataclass(frozen=True)
+class QueueSize:
+    """The shaped link's buffer behind the token bucket: a time of traffic at the line rate, or bytes.
+
+    Which of the two a real switch port has is a property of the network, not of this tool: a
+    shallow buffer (a few ms) keeps latency low and drops early; a deep one (100 ms and more)
+    lets loss-based TCP build a standing queue that every transfer waits behind."""
+
+    ms: float | None = None
+    bytes: int | None = None
+
+    def limit_bytes(self, bandwidth_bps: float) -> int:
+        """Bytes of queue at this rate; a time-sized queue holds at least 32 full frames."""
+        if self.bytes is not None:
+            return self.bytes
+        assert self.ms is not None
+        return max(MIN_QUEUE_BYTES, int(bandwidth_bps / 8 * self.ms / 1000))
+
+    def delay_s(self, bandwidth_bps: float) -> float:
+        """How long a full queue takes to drain at the line rate (the nominal time for a time-sized one)."""
+        if self.ms is not None:
+            return self.ms / 1000
+        assert self.bytes is not None
+        return 8 * self.bytes / bandwidth_bps
+
+    def describe(self) -> str:
+        return f"{self.ms:g} ms" if self.ms is not None else f"{self.bytes} bytes"
+
+    def as_dict(self) -> dict[str, float | int | None]:
+        return {"ms": self.ms, "bytes": self.bytes}
+
+
+DEFAULT_QUEUE = QueueSize(ms=QUEUE_LATENCY_MS)
+
+
+def parse_queue(text: str) -> QueueSize:
+    """Parse a queue size: a time (``5ms``, ``0.1s``) or bytes (``64kb``, ``1mib``, ``150000b``)."""
+    match = _QUEUE.match(text)
+    if not match:
+        raise ToolError(f"bad queue '{text}': give a time like 5ms or 100ms, or bytes like 64kb, 1mib or 150000b")
+    value, unit = float(match.group(1)), match.group(2).lower()
+    if unit in ("ms", "s"):
+        ms = value * (1000.0 if unit == "s" else 1.0)
+        if not 1.0 <= ms <= MAX_QUEUE_MS:
+            raise ToolError(f"queue '{text}' is {ms:g} ms; give 1 to {MAX_QUEUE_MS:g} ms")
+        return QueueSize(ms=ms)
+    size = int(value * _QUEUE_BYTE_FACTORS[unit])
+    if not 2 * 1514 <= size <= MAX_QUEUE_BYTES:
+        raise ToolError(f"queue '{text}' is {size} bytes; give at least two full frames (3028 bytes) and at most 1gib")
+    return QueueSize(bytes=size)
 
 
 def format_bandwidth(bandwidth_bps: float) -> str:
@@ -120,12 +176,14 @@ class ShapedTopology:
     """
 
     def __init__(self, workers: int, bandwidth_bps: float | None,
-                 tcp_congestion_control: str = DEFAULT_TCP_CONGESTION_CONTROL) -> None:
+                 tcp_congestion_control: str = DEFAULT_TCP_CONGESTION_CONTROL,
+                 queue: QueueSize = DEFAULT_QUEUE) -> None:
         if workers < 1:
             raise ToolError("a topology needs at least one worker")
         self.workers = workers
         self.bandwidth_bps = bandwidth_bps
         self.tcp_congestion_control = tcp_congestion_control
+        self.queue = queue
         self._allowed_congestion_control_before: str | None = None
         self.burst_bytes = MIN_BURST_BYTES  # until GSO is capped on every veth end
         self.gso_capped = False
@@ -194,9 +252,32 @@ class ShapedTopology:
 
     @property
     def queue_limit_bytes(self) -> int:
-        """Bytes tbf holds: the bucket plus a few ms of traffic (at least 32 full frames)."""
+        """Bytes tbf holds: the bucket plus the queue (by default 5 ms of traffic, at least 32 full frames)."""
         assert self.bandwidth_bps is not None
-        return self.burst_bytes + max(MIN_QUEUE_BYTES, int(self.bandwidth_bps / 8 * QUEUE_LATENCY_MS / 1000))
+        return self.burst_bytes + self.queue.limit_bytes(self.bandwidth_bps)
+
+    def shaping_facts(self) -> dict[str, object]:
+        """What the shaped link is, as measurements and link profiles record it."""
+        assert self.bandwidth_bps is not None
+        return {"qdisc": "tbf", "burst_bytes": self.burst_bytes,
+                "gso_max_bytes": GSO_MAX_BYTES if self.gso_capped else None,
+                "queue_limit_bytes": self.queue_limit_bytes,
+                "queue": self.queue.as_dict(),
+                "queue_latency_ms": self.queue.delay_s(self.bandwidth_bps) * 1e3,
+                "tcp_congestion_control": tcp_settings.tcp_congestion_control(self.ps.namespace)}
+
+    def shaped_qdiscs(self) -> dict[str, dict[str, float]]:
+        """Each shaped direction's rate, bucket and queue as the kernel reports them (read back, not
+        assumed). tc shows a tbf's queue as the latency it adds at the rate, so bytes = latency x rate."""
+        shaped = {}
+        for direction, namespace, device in (("download", self.ps.namespace, "eth0"),
+                                             ("upload", self.bridge_namespace, "vps")):
+            qdiscs = json.loads(run_tc(namespace, "-j", "qdisc", "show", "dev", device) or "[]")
+            options = next((q for q in qdiscs if q.get("root") and q.get("kind") == "tbf"), {}).get("options") or {}
+            rate_bytes = float(options.get("rate", 0))
+            shaped[direction] = {"rate_bps": 8 * rate_bytes, "burst_bytes": float(options.get("burst", 0)),
+                                 "queue_bytes": float(options.get("lat", 0)) * 1e-6 * rate_bytes}
+        return shaped
 
     def _shape(self, namespace: str, device: str) -> None:
         assert self.bandwidth_bps is not None

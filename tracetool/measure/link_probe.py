@@ -30,7 +30,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from tracetool.cluster.parent_death import DIE_WITH_PARENT_CODE, child_environment
-from tracetool.cluster.topology import DEFAULT_TCP_CONGESTION_CONTROL, ShapedTopology
+from tracetool.cluster.topology import DEFAULT_QUEUE, DEFAULT_TCP_CONGESTION_CONTROL, QueueSize, ShapedTopology
 from tracetool.errors import ToolError
 
 PORT = 5001
@@ -170,9 +170,10 @@ def summarize_spans(spans: list[list[Span]], download_bytes: int, upload_bytes: 
 
 def probe_point(bandwidth_bps: float, download_bytes: int, upload_bytes: int, workers: int, duration_s: float,
                 warmup_s: float, compute_s: float = 0.0,
-                tcp_congestion_control: str = DEFAULT_TCP_CONGESTION_CONTROL) -> ProbePoint:
+                tcp_congestion_control: str = DEFAULT_TCP_CONGESTION_CONTROL,
+                queue: QueueSize = DEFAULT_QUEUE) -> ProbePoint:
     """One worker count on a fresh shaped topology; every process ends with the call."""
-    with ShapedTopology(workers, bandwidth_bps, tcp_congestion_control) as topo:
+    with ShapedTopology(workers, bandwidth_bps, tcp_congestion_control, queue) as topo:
         ps = subprocess.Popen(topo.command_in("ps", 0, [sys.executable, "-c", DIE_WITH_PARENT_CODE + PS_CODE,
                                                         str(download_bytes), str(upload_bytes), str(workers),
                                                         str(PORT)]), env=child_environment())
@@ -223,7 +224,7 @@ def fit_contention_efficiency(points: list[ProbePoint], payload_bps: float) -> t
 def probe_link(bandwidth_bps: float, download_bytes: int, upload_bytes: int, compute_s: float, workers: list[int],
                payload_bps: float, duration_s: float = 10.0, warmup_s: float = 2.0,
                tcp_congestion_control: str = DEFAULT_TCP_CONGESTION_CONTROL,
-               progress: Callable[[str], None] | None = None) -> LinkProbe:
+               progress: Callable[[str], None] | None = None, queue: QueueSize = DEFAULT_QUEUE) -> LinkProbe:
     """Probe the link for each worker count and fit its contention efficiency.
 
     ``payload_bps`` is the payload rate the replay assumes for the link (its line rate less
@@ -236,7 +237,7 @@ def probe_link(bandwidth_bps: float, download_bytes: int, upload_bytes: int, com
     points = []
     for n in workers:
         point = probe_point(bandwidth_bps, download_bytes, upload_bytes, n, duration_s, warmup_s, compute_s,
-                            tcp_congestion_control)
+                            tcp_congestion_control, queue)
         say(f"  link probe, {n} worker(s): {point.steps_per_second:.3f} steps/s; link busy "
             f"{point.down_busy:.0%} down, {point.up_busy:.0%} up")
         points.append(point)

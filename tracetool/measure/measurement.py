@@ -38,9 +38,9 @@ from tracetool.cluster.processes import TaskGroup, python_module_argv
 from tracetool.cluster.resources import check_cluster_fits
 from tracetool.cluster.task_spec import OPTIMIZERS, TaskSpec
 from tracetool.cluster.topology import (
+    DEFAULT_QUEUE,
     DEFAULT_TCP_CONGESTION_CONTROL,
-    GSO_MAX_BYTES,
-    QUEUE_LATENCY_MS,
+    QueueSize,
     ShapedTopology,
     format_bandwidth,
 )
@@ -95,6 +95,7 @@ class MeasureRequest:
     model_kwargs: dict[str, Any] = field(default_factory=dict)
     command_line: str = ""
     tcp_congestion_control: str = DEFAULT_TCP_CONGESTION_CONTROL
+    queue: QueueSize = DEFAULT_QUEUE  # the shaped link's buffer (tracetool.cluster.topology.QueueSize)
     trace_steps: int = 0  # steps each worker traces after its window, with every worker still training
     repeats: int = 1  # independent clusters per worker count; their spread is the point's interval
     sync: str = "async"  # or "sync" / "backup": SyncReplicasOptimizer (tracetool.measure.sync_options)
@@ -124,6 +125,8 @@ class MeasureRequest:
         check_slow_workers(self.slow_workers, self.workers)
         if self.bandwidth_bps:
             tcp_settings.check_tcp_congestion_control(self.tcp_congestion_control)
+        elif self.queue != DEFAULT_QUEUE:
+            raise ToolError("--queue sizes the shaped link's buffer; give --bandwidth too")
         check_cluster_fits(max(self.workers), "--workers")
 
     def task_spec(self, cluster: dict[str, list[str]], trace: bool = True) -> TaskSpec:
@@ -486,7 +489,7 @@ def run_measure(request: MeasureRequest, progress: ProgressFn | None = None) -> 
         say(f"warning: {note}")
     out_dir = Path(os.path.abspath(request.out_dir))
     network = (f"per-task namespaces on a bridge, PS link shaped to {format_bandwidth(request.bandwidth_bps)} "
-               f"both ways (tbf), TCP {request.tcp_congestion_control}"
+               f"both ways (tbf, {request.queue.describe()} queue), TCP {request.tcp_congestion_control}"
                if request.bandwidth_bps else "one loopback-only namespace, unshaped")
     started = time.monotonic()
     points = []
@@ -496,16 +499,13 @@ def run_measure(request: MeasureRequest, progress: ProgressFn | None = None) -> 
         quotas = _cpu_quotas(request, quotas_held)
         slowdowns = (measure_slowdowns(request.task_spec({"ps": [], "worker": []}, trace=False),
                                        request.slow_workers, quotas, say) if quotas else [])
-        topology = (ShapedTopology(max(request.workers), request.bandwidth_bps, request.tcp_congestion_control)
+        topology = (ShapedTopology(max(request.workers), request.bandwidth_bps, request.tcp_congestion_control,
+                                   request.queue)
                     if request.bandwidth_bps else None)
         try:
             if topology is not None:
                 topology.__enter__()
-                shaping = {"qdisc": "tbf", "burst_bytes": topology.burst_bytes,
-                           "gso_max_bytes": GSO_MAX_BYTES if topology.gso_capped else None,
-                           "queue_limit_bytes": topology.queue_limit_bytes,
-                           "queue_latency_ms": QUEUE_LATENCY_MS,
-                           "tcp_congestion_control": tcp_settings.tcp_congestion_control(topology.ps.namespace)}
+                shaping = topology.shaping_facts()
             for workers in request.workers:
                 runs: list[dict[str, Any]] = []
                 while runs_to_try(request.repeats, runs):

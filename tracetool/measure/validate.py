@@ -124,7 +124,7 @@ def probe_contention_efficiency(request: ValidateRequest, graph: Any, latency_s:
     duration_s = request.probe_duration_s or probe_window_s(max(counts), transfers_s + compute_s)
     probe = probe_link(m.bandwidth_bps, one.download_bytes_per_step, one.upload_bytes_per_step, compute_s, counts,
                        link.download_payload_bps(), duration_s=duration_s,
-                       tcp_congestion_control=m.tcp_congestion_control, progress=say)
+                       tcp_congestion_control=m.tcp_congestion_control, progress=say, queue=m.queue)
     say(f"  contention efficiency {probe.contention_efficiency:.3f}")
     document = probe.to_json_dict()
     write_json_atomically(request.out_dir.resolve() / LINK_PROBE_FILE, document)
