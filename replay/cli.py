@@ -14,6 +14,32 @@ from replay.sync.disciplines import SYNC_DISCIPLINES
 from tracetool.cli_support import OneLineParser, run_command
 
 
+def _link_profile(args: argparse.Namespace):  # noqa: ANN202 - a LinkProfile or None
+    """The measured network of ``--link-profile``, read once per command."""
+    if not getattr(args, "link_profile", ""):
+        return None
+    if getattr(args, "_loaded_link_profile", None) is None:
+        from replay.link_profile import load_link_profile
+
+        args._loaded_link_profile = load_link_profile(args.link_profile)
+    return args._loaded_link_profile
+
+
+def _profiled_sharing(args: argparse.Namespace) -> dict[str, float | None]:
+    """Seniority and overtake law: given options first, then the link profile's, else None (the defaults)."""
+    profile = _link_profile(args)
+    measured = profile.sharing_parameters() if profile is not None and args.sharing == "seniority" else {}
+    given = {"seniority": args.seniority, "overtake": args.overtake, "overtake_time_s": args.overtake_time}
+    return {key: value if value is not None else measured.get(key) for key, value in given.items()}
+
+
+def _sharing_source(args: argparse.Namespace) -> str:
+    if getattr(args, "link_profile", ""):
+        return "link profile"
+    given = (args.seniority, args.overtake, args.overtake_time)
+    return "defaults" if all(v is None for v in given) else "given"
+
+
 def replay_settings(args: argparse.Namespace, **discipline: object):  # noqa: ANN201 - a ReplaySettings
     """The settings the shared options give; ``discipline`` overrides sync, staleness, R and cutoff."""
     from replay.sweep import ReplaySettings
@@ -22,9 +48,9 @@ def replay_settings(args: argparse.Namespace, **discipline: object):  # noqa: AN
         sharing=args.sharing,
         order=args.order,
         max_streams=args.max_streams,
-        seniority=args.seniority,
-        overtake=args.overtake,
-        overtake_time_s=args.overtake_time,
+        **_profiled_sharing(args),
+        link_profile=getattr(args, "link_profile", "") or "",
+        sharing_source=_sharing_source(args),
         join_window_s=args.join_window,
         leader_weight=args.leader_weight,
         measured_steps=args.steps,
@@ -45,15 +71,26 @@ def link_arguments(args: argparse.Namespace) -> dict[str, object]:
     """The link the shared options describe, as keyword arguments of ``target_link``."""
     from replay.units import parse_bandwidth_bps, parse_latency_s
 
-    bandwidth = None if args.bandwidth.strip().lower() == "profiled" else parse_bandwidth_bps(args.bandwidth)
+    profile = _link_profile(args)
+    if not args.bandwidth and profile is None:
+        from tracetool.errors import ToolError
+
+        raise ToolError("give --bandwidth (e.g. 1gbit, or 'profiled') or a measured --link-profile")
+    if args.bandwidth:
+        bandwidth = None if args.bandwidth.strip().lower() == "profiled" else parse_bandwidth_bps(args.bandwidth)
+    else:
+        bandwidth = profile.line_rate_bps
+    contention = args.contention_efficiency
+    if contention is None:
+        contention = profile.contention_efficiency if profile is not None else 1.0
     return {
         "bandwidth_bps": bandwidth,
-        "latency_s": parse_latency_s(args.latency),
+        "latency_s": parse_latency_s(args.latency) if args.latency else (profile.latency_s if profile else 0.0),
         "worker_bandwidth_bps": parse_bandwidth_bps(args.worker_bandwidth) if args.worker_bandwidth else None,
         "worker_bandwidths_bps": tuple(parse_bandwidth_bps(part) for part in args.worker_bandwidths.split(",")
                                        if part.strip()),
         "mtu": args.mtu,
-        "contention_efficiency": args.contention_efficiency,
+        "contention_efficiency": contention,
     }
 
 
@@ -100,19 +137,26 @@ def add_replay_options(p: argparse.ArgumentParser) -> None:
 
     p.add_argument(
         "--bandwidth",
-        required=True,
+        default="",
         help="PS link bandwidth per direction in bits/s: 1gbit, 100mbit, 10gbit/s, 1e9; "
-        "'profiled' for the profiled link",
+        "'profiled' for the profiled link (default: the line rate of --link-profile)",
     )
-    p.add_argument("--latency", default="0", help="one-way link latency: 0.2ms, 200us, 0.0002 (default 0)")
+    p.add_argument(
+        "--link-profile", default="", metavar="FILE",
+        help="a network measured by 'tracetool probe': its line rate, latency (round trip and standing queue), "
+        "contention efficiency and seniority sharing parameters, wherever the options here do not give them "
+        "(docs/network-probe.md)",
+    )
+    p.add_argument("--latency", default="", help="one-way link latency: 0.2ms, 200us, 0.0002 "
+                   "(default: --link-profile's, else 0)")
     p.add_argument(
         "--mtu", type=int, default=1500,
         help="the link's MTU: TCP/IP and Ethernet headers of each frame take their share of --bandwidth (default 1500)",
     )
     p.add_argument(
-        "--contention-efficiency", type=float, default=1.0, metavar="E",
+        "--contention-efficiency", type=float, default=None, metavar="E",
         help="share of a direction's rate that arrives while two or more workers send on it at once (TCP losses "
-        "at the shared queue); measure it with benchmarks/network_baseline.py (default 1: no loss)",
+        "at the shared queue; default: --link-profile's, else 1: no loss)",
     )
     p.add_argument(
         "--worker-bandwidth", default=None, help="each worker's own interface (default: same as the PS link)"

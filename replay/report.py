@@ -11,6 +11,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+from replay.engine.sharing import DEFAULT_OVERTAKE, DEFAULT_OVERTAKE_TIME_S, DEFAULT_SENIORITY
 from replay.sweep import Point, Prediction
 from replay.units import format_bandwidth
 from tracetool.atomic_files import write_text_atomically
@@ -28,6 +29,7 @@ def format_table(prediction: Prediction) -> str:
         f"latency {link.latency_s * 1e3:g} ms, per-transfer overhead {link.per_transfer_overhead_s * 1e6:.0f} us; "
         + (f"sharing {prediction.settings.sharing}, order {prediction.settings.order}" if prediction.method == "replay"
            else "closed queueing network solved by mean value analysis"),
+        *_sharing_line(prediction),
         f"calibration: op durations x {prediction.calibration.compute_scale:.4f} ({prediction.calibration.note})",
         f"link-capacity bound {prediction.link_bound_steps_per_second:.2f} steps/s",
         *_unequal_workers_line(prediction),
@@ -48,6 +50,36 @@ def format_table(prediction: Prediction) -> str:
     lines += ["", "training progress (staleness: PS updates between a worker's read and its gradient's update):",
               format_progress_table(prediction)]
     return "\n".join(lines)
+
+
+def sharing_parameters(prediction: Prediction) -> dict[str, float]:
+    """The seniority sharing parameters a prediction ran with, defaults resolved."""
+    s = prediction.settings
+    return {
+        "seniority": s.seniority if s.seniority is not None else DEFAULT_SENIORITY,
+        "overtake": s.overtake if s.overtake is not None else DEFAULT_OVERTAKE,
+        "overtake_time_s": s.overtake_time_s if s.overtake_time_s is not None else DEFAULT_OVERTAKE_TIME_S,
+        "contention_efficiency": prediction.link.contention_efficiency,
+    }
+
+
+def _sharing_line(prediction: Prediction) -> list[str]:
+    """Which sharing parameters the prediction assumed, and where they came from."""
+    s = prediction.settings
+    if prediction.method != "replay" or s.sharing != "seniority":
+        return []
+    p = sharing_parameters(prediction)
+    law = (f"{p['overtake']:g}" if math.isinf(p["overtake_time_s"])
+           else f"min({p['overtake']:g}, {p['overtake_time_s']:g} s / T)")
+    if s.sharing_source == "link profile":
+        source = f"from the link profile {s.link_profile}, where no option gave them"
+    elif s.sharing_source == "defaults":
+        source = ("assumed: fitted on a 5 ms-queue CUBIC link; measure yours with 'tracetool probe' and give "
+                  "--link-profile")
+    else:
+        source = "as given"
+    return [f"sharing parameters: seniority {p['seniority']:g}, overtake chance {law}, contention efficiency "
+            f"{p['contention_efficiency']:g} ({source})"]
 
 
 def min_max_error_bars(points: list[Point], batch: int) -> list[list[float]]:

@@ -123,6 +123,9 @@ class ReplaySettings:
     staleness: int | None = None
     replicas_to_aggregate: int | None = None  # sync / backup: R (default N, or N - 1 for backup)
     cutoff: str | None = None  # cutoff: "static:SECONDS", "gradients:R" or "dynamic"
+    link_profile: str = ""  # the link profile the sharing parameters came from, if any
+    # where the seniority sharing parameters came from: "defaults", "given" (options) or "link profile"
+    sharing_source: str = "defaults"
 
     def discipline(self) -> SyncDiscipline:
         return sync_discipline(self.sync, self.staleness, self.replicas_to_aggregate, self.cutoff)

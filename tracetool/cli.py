@@ -159,9 +159,10 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--top", type=int, default=10, help="how many of the longest ops to list")
     s.set_defaults(func=cmd_show)
 
-    from tracetool.cli_measure import add_measure_commands
+    from tracetool.cli_measure import add_measure_commands, add_probe_command
 
     add_measure_commands(sub)
+    add_probe_command(sub)
     return parser
 
 

@@ -135,6 +135,48 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", required=True, help="folder to write")
 
 
+def cmd_probe(args: argparse.Namespace) -> int:
+    from tracetool.atomic_files import write_json_atomically
+    from tracetool.cluster import tcp_settings
+    from tracetool.cluster.topology import parse_bandwidth_bps, parse_queue
+    from tracetool.measure.network_probe import probe_network
+    from tracetool.outputs import check_output_file
+
+    out = Path(args.out)
+    check_output_file(out)
+    if not args.bandwidth:
+        raise ToolError("--bandwidth is required: the emulated link's line rate (e.g. 100mbit)")
+    bandwidth_bps = parse_bandwidth_bps(args.bandwidth)
+    queue = parse_queue(args.queue)
+    tcp_settings.check_tcp_congestion_control(args.tcp_congestion_control)
+    profile = probe_network(bandwidth_bps, queue, args.tcp_congestion_control, args.trials,
+                            progress=lambda text: print(text, file=sys.stderr, flush=True))
+    write_json_atomically(out, profile.to_json_dict())
+    sharing = profile.sharing_parameters()
+    print(f"link profile written to {out}: line rate {profile.line_rate_bps / 1e6:.2f} Mbit/s, latency "
+          f"{profile.latency_s * 1e3:.2f} ms (round trip {profile.rtt_idle_s * 1e3:.2f} ms, standing queue included), "
+          f"seniority {sharing['seniority']:.2f}, overtake {sharing['overtake']:.2f}, contention efficiency "
+          f"{sharing['contention_efficiency']:.3f}")
+    return 0
+
+
+def add_probe_command(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "probe", help="measure a network's line rate, standing queue and TCP sharing, without TensorFlow",
+        description="On an emulated PS link (one namespace per task, tbf both ways, as measure builds it): "
+                    "one connection's bulk rate each way, idle and loaded round trips (the standing queue), and "
+                    "join trials of two workers (how a busy direction is shared). Writes a link profile JSON "
+                    "for replay predict --link-profile (docs/network-probe.md). Needs root.")
+    p.add_argument("--bandwidth", default="", help="the emulated link's rate both ways (tc syntax: 100mbit, 1gbit)")
+    p.add_argument("--queue", default="5ms", metavar="TIME|BYTES",
+                   help="the link's buffer: a time of traffic at the line rate (default 5ms) or bytes (256kb)")
+    p.add_argument("--tcp-congestion-control", default="cubic", metavar="ALGORITHM",
+                   help="TCP congestion control of the tasks (default cubic)")
+    p.add_argument("--trials", type=int, default=8, help="join trials per direction and transfer length (default 8)")
+    p.add_argument("--out", required=True, help="link profile JSON to write")
+    p.set_defaults(func=cmd_probe)
+
+
 def add_measure_commands(sub: argparse._SubParsersAction) -> None:
     """Register the measurement subcommands on the ``tracetool`` parser."""
     m = sub.add_parser(

@@ -408,3 +408,26 @@ def test_bad_queue_is_refused_before_anything_starts(tmp_path: Path, argv: list[
     result = run_cli("tracetool", "measure", "--model", "mlp", "--workers", "1", *argv, "--out", str(tmp_path / "m"))
     assert_refused(result, *words)
     assert not (tmp_path / "m").exists()
+
+
+@pytest.mark.parametrize("argv,words", [
+    ([], ("--bandwidth is required",)),
+    (["--bandwidth", "fast"], ("bad bandwidth",)),
+    (["--bandwidth", "100mbit", "--queue", "deep"], ("bad queue",)),
+    (["--bandwidth", "100mbit", "--trials", "0"], ("--trials",)),
+    (["--bandwidth", "100mbit", "--tcp-congestion-control", "no-such-cc"], ("no-such-cc",)),
+])
+def test_bad_probe_arguments_are_refused_before_anything_starts(tmp_path: Path, argv: list[str],
+                                                                words: tuple[str, ...]):
+    result = run_cli("tracetool", "probe", *argv, "--out", str(tmp_path / "link.json"))
+    assert_refused(result, *words)
+    assert not (tmp_path / "link.json").exists()
+
+
+def test_replay_predict_needs_a_bandwidth_or_a_link_profile(tmp_path: Path):
+    graph = Path(__file__).resolve().parents[2] / "traces" / "mlp" / "graph.json"
+    assert_refused(run_cli("replay", "predict", str(graph), "--workers", "1", "--out", str(tmp_path / "p")),
+                   "--bandwidth", "--link-profile")
+    assert_refused(run_cli("replay", "predict", str(graph), "--workers", "1", "--link-profile",
+                           str(tmp_path / "none.json"), "--out", str(tmp_path / "p")),
+                   "does not exist", "tracetool probe")

@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO_ROOT, needs_root
+from tracetool.cli import build_parser
+from tracetool.errors import ToolError
 from tracetool.measure.validate import compare, error_pct, standing_queue_delay_s, summarize
 
 
@@ -189,3 +191,38 @@ def test_reused_measurement_of_another_model_is_refused(tmp_path: Path):
                             capture_output=True, text=True, timeout=60, cwd=REPO_ROOT)
     assert result.returncode == 2
     assert result.stderr.strip().startswith("error: ") and len(result.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.cluster
+@needs_root
+def test_a_failure_after_the_measurement_keeps_it_for_a_rerun(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """A real measurement finishes, then the prediction fails (forced here): the measurement is moved
+    to OUT.kept (with the profile, had this run made it), the error says how to rerun from them, and
+    nothing is left half-written."""
+    from tracetool.cli_measure import _measure_request  # the request the command line would build
+    from tracetool.measure import validate
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise ToolError("the prediction was refused")
+
+    monkeypatch.setattr(validate, "predicted_points", refuse)
+    out = tmp_path / "v"
+    args = build_parser().parse_args(["validate", "--model", "mlp", "--workers", "1", "--duration", "2",
+                                      "--warmup", "2", "--from-profile", str(REPO_ROOT / "traces" / "mlp"),
+                                      "--out", str(out)])
+    request = validate.ValidateRequest(measure=_measure_request(args, out / "measured"), out_dir=out,
+                                       from_profile=REPO_ROOT / "traces" / "mlp")
+    with pytest.raises(ToolError, match="the prediction was refused; the finished measurement is kept") as caught:
+        validate.run_validate(request, progress=lambda text: None)
+    kept = tmp_path / "v.kept"
+    assert f"--from-profile {REPO_ROOT / 'traces' / 'mlp'} --from-measured {kept}" in str(caught.value)
+    assert not out.exists()
+    assert (kept / "measured" / "measured.json").is_file()
+    assert not [p for p in tmp_path.iterdir() if "partial" in p.name]
+    # the rerun the error names works without a cluster
+    monkeypatch.undo()
+    again = validate.ValidateRequest(measure=_measure_request(args, out / "measured"), out_dir=out,
+                                     from_profile=REPO_ROOT / "traces" / "mlp",
+                                     from_measured=kept / "measured" / "measured.json",
+                                     seeds=1)
+    assert validate.run_validate(again, progress=lambda text: None).is_file()

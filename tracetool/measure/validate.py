@@ -30,7 +30,7 @@ from tracetool.errors import ToolError
 from tracetool.measure.compared import WORKER_STEPS, Compared, compared_for, synchronous_details
 from tracetool.measure.measurement import MeasureRequest, load_measured, run_measure
 from tracetool.measure.slow_workers import SlowWorker, same_slow_workers, worker_speeds
-from tracetool.outputs import output_folder
+from tracetool.outputs import output_folder, write_marker
 
 VALIDATION_FILE = "validation.json"
 PLOT_FILE = "validation.png"
@@ -413,9 +413,44 @@ def run_validate(request: ValidateRequest, progress: Any = None) -> Path:
     with output_folder(out_dir, "tracetool validate") as staging:
         _keep_reused_inputs(request, out_dir, staging)
         staged = replace(request, out_dir=staging, measure=replace(m, out_dir=staging / "measured"))
-        title, rows, summary = _validate_into(staged, measured_file, out_dir, say)
+        try:
+            title, rows, summary = _validate_into(staged, measured_file, out_dir, say)
+        except BaseException as exc:
+            kept = keep_finished_measurement(staging, out_dir) if request.from_measured is None else None
+            if kept is None:
+                raise
+            profile = request.from_profile or kept / "profile"
+            resume = (f"the finished measurement is kept in {kept}: rerun with --from-profile {profile} "
+                      f"--from-measured {kept / 'measured' / 'measured.json'}")
+            if isinstance(exc, KeyboardInterrupt):
+                say(resume)
+                raise
+            reason = str(exc) if isinstance(exc, ToolError) else f"{type(exc).__name__}: {exc}"
+            raise ToolError(f"{reason}; {resume}") from exc
     print(format_table(title, rows, summary, compared_for(m.sync).label))
     return out_dir / VALIDATION_FILE
+
+
+def keep_finished_measurement(staging: Path, target: Path) -> Path | None:
+    """Move a finished measurement (and the profile) out of a failing validation's staging folder.
+
+    A validation measures for minutes to hours before it probes and predicts; a failure after
+    that (a probe that cannot reach the PS, a prediction refused) must not throw the measurement
+    away with the staging folder. It goes to ``<OUT>.kept`` (``.kept-2``, ... if taken), a folder
+    this tool marks as its own. None when no measurement had finished."""
+    if not (staging / "measured" / "measured.json").is_file():
+        return None
+    kept = target.with_name(f"{target.name}.kept")
+    number = 2
+    while kept.exists() or kept.is_symlink():
+        kept = target.with_name(f"{target.name}.kept-{number}")
+        number += 1
+    kept.mkdir(parents=True)
+    for part in ("profile", "measured"):
+        if (staging / part).is_dir():
+            shutil.move(str(staging / part), str(kept / part))
+    write_marker(kept, "tracetool validate (kept after a failure)")
+    return kept
 
 
 def _measured_discipline(m: MeasureRequest, measured: dict[str, Any], path: Path) -> MeasureRequest:

@@ -1,0 +1,137 @@
+"""A measured network, as the replay uses it: the link profile that ``tracetool probe`` writes.
+
+The replay's link has a line rate each way, a one-way latency, and a sharing model whose
+parameters say how TCP connections divide a busy direction: ``contention_efficiency`` (the share
+of the rate two connections deliver together), ``seniority`` (how much more the connection
+already sending gets than one that joins), and the chance that a joiner overtakes the
+incumbents (``overtake``, at most, and ``overtake_time_s / T`` for transfers of T seconds).
+Which values hold is a property of the network (its queue, its congestion control), so they are
+measured on it rather than fitted to one environment (docs/network-probe.md).
+
+``latency_s`` is what a transfer's last byte waits beyond the fluid model: half the idle round
+trip plus the queue a busy direction keeps standing (loss-based TCP fills a drop-tail queue;
+BBR keeps it short). The probe measures the standing queue as the round-trip time under load
+minus the idle one.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from tracetool.errors import ToolError
+from tracetool.graph.json_fields import MAX_BANDWIDTH_BPS, Place, number_field, object_field, string_field
+
+SCHEMA_NAME = "tfsim.link-profile"
+SCHEMA_VERSION = 1
+_FIX = "measure the network again with 'tracetool probe'"
+
+
+@dataclass(frozen=True)
+class DirectionProfile:
+    """One direction of the PS link as measured."""
+
+    payload_bps: float  # bulk goodput of one connection
+    line_rate_bps: float  # the goodput with TCP/IP and Ethernet headers added back (MTU 1500)
+    queue_delay_s: float  # round trip under a bulk transfer minus the idle round trip
+    contention_efficiency: float  # two connections' rate together, as a share of one's
+    seniority: float  # incumbent's rate over the joiner's while both send (joiner not ahead)
+    overtake_short: float  # share of join trials the joiner won, short transfers
+    overtake_long: float  # the same, long transfers
+    short_transfer_s: float
+    long_transfer_s: float
+    trials: int
+
+
+@dataclass(frozen=True)
+class LinkProfile:
+    download: DirectionProfile
+    upload: DirectionProfile
+    rtt_idle_s: float
+    environment: dict[str, Any]  # what was measured: emulated (bandwidth, queue, congestion control) or hosts
+
+    @property
+    def line_rate_bps(self) -> float:
+        return (self.download.line_rate_bps + self.upload.line_rate_bps) / 2
+
+    @property
+    def latency_s(self) -> float:
+        queue = (self.download.queue_delay_s + self.upload.queue_delay_s) / 2
+        return self.rtt_idle_s / 2 + queue
+
+    @property
+    def contention_efficiency(self) -> float:
+        return min(1.0, max(0.1, (self.download.contention_efficiency + self.upload.contention_efficiency) / 2))
+
+    @property
+    def seniority(self) -> float:
+        return min(10.0, max(1.0, (self.download.seniority + self.upload.seniority) / 2))
+
+    def overtake(self) -> tuple[float, float]:
+        """``(overtake, overtake_time_s)`` of the replay's law ``min(overtake, overtake_time_s / T)``:
+        the chance measured on short transfers caps it; where long transfers are overtaken less,
+        ``overtake_time_s`` makes the law pass through the long transfers' chance."""
+        short = (self.download.overtake_short + self.upload.overtake_short) / 2
+        long = (self.download.overtake_long + self.upload.overtake_long) / 2
+        long_s = (self.download.long_transfer_s + self.upload.long_transfer_s) / 2
+        cap = max(short, long)
+        if cap <= 0.0:
+            return 0.0, math.inf
+        if long >= short:
+            return cap, math.inf
+        return cap, max(long, 0.01) * long_s
+
+    def sharing_parameters(self) -> dict[str, float]:
+        overtake, overtake_time_s = self.overtake()
+        return {"seniority": self.seniority, "overtake": overtake, "overtake_time_s": overtake_time_s,
+                "contention_efficiency": self.contention_efficiency}
+
+    def to_json_dict(self) -> dict[str, Any]:
+        return {"schema": SCHEMA_NAME, "schema_version": SCHEMA_VERSION, **asdict(self),
+                "derived": {"line_rate_bps": self.line_rate_bps, "latency_s": self.latency_s,
+                            **{k: (None if math.isinf(v) else v) for k, v in self.sharing_parameters().items()}}}
+
+
+def _direction(raw: dict[str, Any], place: Place) -> DirectionProfile:
+    values: dict[str, Any] = {}
+    for key in DirectionProfile.__dataclass_fields__:
+        if key == "trials":
+            values[key] = int(number_field(raw, key, place, maximum=1e6))
+        elif key.endswith("_bps"):
+            values[key] = number_field(raw, key, place, maximum=MAX_BANDWIDTH_BPS, unit=" bit/s")
+        elif key.startswith("overtake") or key == "contention_efficiency":
+            values[key] = number_field(raw, key, place, maximum=1.0)
+        else:
+            values[key] = number_field(raw, key, place, maximum=3600.0)
+    if values["payload_bps"] <= 0 or values["line_rate_bps"] <= 0:
+        raise place.refuse("payload_bps", "is 0: the probe carried no data in this direction")
+    return DirectionProfile(**values)
+
+
+def link_profile_from_json(data: Any, origin: str) -> LinkProfile:
+    place = Place(origin, "link profile", _FIX)
+    if not isinstance(data, dict) or data.get("schema") != SCHEMA_NAME:
+        raise ToolError(f"{origin} is not a link profile (no \"schema\": \"{SCHEMA_NAME}\"); {_FIX}")
+    if data.get("schema_version") != SCHEMA_VERSION:
+        raise ToolError(f"{origin} is link profile version {data.get('schema_version')!r}; this tool reads "
+                        f"version {SCHEMA_VERSION}; {_FIX}")
+    download = _direction(object_field(data, "download", place), Place(origin, "download", _FIX))
+    upload = _direction(object_field(data, "upload", place), Place(origin, "upload", _FIX))
+    environment = object_field(data, "environment", place, default={})
+    string_field(environment, "kind", Place(origin, "environment", _FIX), default="")
+    return LinkProfile(download, upload, number_field(data, "rtt_idle_s", place, maximum=60.0), environment)
+
+
+def load_link_profile(path: str | os.PathLike[str]) -> LinkProfile:
+    path = Path(path)
+    if not path.is_file():
+        raise ToolError(f"{path} does not exist; give the JSON 'tracetool probe --out' wrote")
+    try:
+        data = json.loads(path.read_text())
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        raise ToolError(f"{path} is not JSON; give the link profile 'tracetool probe --out' wrote") from None
+    return link_profile_from_json(data, str(path))

@@ -1,0 +1,148 @@
+"""``tracetool probe``: reading join trials, the link profile document, and the probe on a real shaped link."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from replay.link_profile import DirectionProfile, LinkProfile, link_profile_from_json, load_link_profile
+from tests.conftest import needs_root
+from tracetool.cluster.topology import QueueSize
+from tracetool.errors import ToolError
+from tracetool.measure.network_probe import JoinTrial, queue_delay_s, read_join_trial, summarize_trials
+
+RATE = 1_000_000.0  # bytes/s of one connection alone
+
+
+def test_a_join_trial_where_the_incumbent_keeps_two_thirds():
+    """A sends 1 MB from t=0; B joins at 0.25 s. At 2:1 A's remaining 750 KB take 1.125 s (A ends at
+    1.375 s); B has sent 375 KB by then and its last 625 KB take 0.625 s alone (B ends at 2.0 s)."""
+    trial = read_join_trial({"start": 0.0, "end": 1.375}, {"start": 0.25, "end": 2.0}, 1_000_000, RATE)
+    assert trial is not None
+    assert trial.incumbent_share == pytest.approx(2 / 3)
+    assert trial.efficiency == pytest.approx(1.0)
+    assert not trial.overtaken
+
+
+def test_a_join_trial_where_the_joiner_overtakes():
+    """B joins at 0.25 s and takes 3/4 of the link: its 1 MB is done at 1.583 s; A has sent 250 KB +
+    333 KB by then, and its last 417 KB take 0.417 s alone."""
+    b_end = 0.25 + 1.0 / 0.75
+    a_end = b_end + (1.0 - 0.25 - 0.25 * (b_end - 0.25)) / 1.0
+    trial = read_join_trial({"start": 0.0, "end": a_end}, {"start": 0.25, "end": b_end}, 1_000_000, RATE)
+    assert trial is not None
+    assert trial.incumbent_share == pytest.approx(0.25)
+    assert trial.overtaken
+
+
+def test_a_lossy_overlap_shows_as_contention_efficiency():
+    """Both at 1:1 but only 80% of the rate between them while they overlap."""
+    # A: 250 KB alone, then 0.4 MB/s; A's 750 KB end at 0.25 + 1.875 s; B has 750 KB then, 250 KB alone
+    a_end = 0.25 + 0.75 / 0.4
+    trial = read_join_trial({"start": 0.0, "end": a_end}, {"start": 0.25, "end": a_end + 0.25}, 1_000_000, RATE)
+    assert trial is not None
+    assert trial.incumbent_share == pytest.approx(0.5)
+    assert trial.efficiency == pytest.approx(0.8)
+
+
+def test_transfers_that_never_overlap_are_not_read():
+    assert read_join_trial({"start": 0.0, "end": 1.0}, {"start": 1.5, "end": 2.5}, 1_000_000, RATE) is None
+
+
+def test_trials_summarize_to_seniority_overtake_and_efficiency():
+    trials = [JoinTrial(2 / 3, 0.9), JoinTrial(0.8, 1.0), JoinTrial(0.3, 0.8), JoinTrial(2 / 3, 0.95)]
+    seniority, overtake, efficiency = summarize_trials(trials)
+    assert seniority == pytest.approx(2.0)  # median of 2, 4, 2 over the trials not overtaken
+    assert overtake == pytest.approx(0.25)
+    assert efficiency == pytest.approx(0.925)
+    assert summarize_trials([]) == (1.0, 0.0, 1.0)
+
+
+def test_the_standing_queue_is_the_loaded_round_trip_less_the_idle_one():
+    assert queue_delay_s([0.105, 0.1, 0.11], [0.0002, 0.0003, 0.0001]) == pytest.approx(0.1048)
+    assert queue_delay_s([0.0001], [0.0003]) == 0.0
+
+
+def _profile(**direction: float) -> LinkProfile:
+    base = dict(payload_bps=95.6e6, line_rate_bps=100e6, queue_delay_s=0.005, contention_efficiency=0.95,
+                seniority=2.0, overtake_short=0.4, overtake_long=0.1, short_transfer_s=0.1, long_transfer_s=0.5,
+                trials=16)
+    one = DirectionProfile(**{**base, **direction})
+    return LinkProfile(one, one, 0.0002, {"kind": "emulated"})
+
+
+def test_the_profile_gives_the_replay_its_link_and_sharing_law():
+    profile = _profile()
+    assert profile.latency_s == pytest.approx(0.0001 + 0.005)
+    overtake, overtake_time_s = profile.overtake()
+    assert overtake == pytest.approx(0.4)
+    assert min(overtake, overtake_time_s / 0.5) == pytest.approx(0.1)  # the law passes through the long chance
+    assert _profile(overtake_long=0.5).overtake() == (0.5, math.inf)
+
+
+def test_a_profile_round_trips_through_json(tmp_path: Path):
+    profile = _profile()
+    path = tmp_path / "link.json"
+    path.write_text(json.dumps(profile.to_json_dict()))
+    assert load_link_profile(path) == profile
+
+
+@pytest.mark.parametrize("mutate,words", [
+    (lambda d: d.update(schema="tfsim.step-graph"), "is not a link profile"),
+    (lambda d: d.update(schema_version=7), "version 7"),
+    (lambda d: d["download"].update(payload_bps=-1.0), "payload_bps"),
+    (lambda d: d["upload"].pop("seniority"), "seniority"),
+    (lambda d: d["download"].update(overtake_short=1.5), "overtake_short"),
+])
+def test_bad_profiles_are_refused_in_one_line(mutate, words: str):
+    data = _profile().to_json_dict()
+    mutate(data)
+    with pytest.raises(ToolError, match=words) as caught:
+        link_profile_from_json(data, "link.json")
+    assert "\n" not in str(caught.value)
+
+
+def test_replay_predict_takes_link_rate_latency_and_sharing_from_the_profile(tmp_path: Path, graph_file: Path):
+    from replay.cli import main
+
+    path = tmp_path / "link.json"
+    path.write_text(json.dumps(_profile(queue_delay_s=0.1).to_json_dict()))
+    assert main(["predict", str(graph_file), "--workers", "1,2", "--link-profile", str(path), "--seeds", "1",
+                 "--steps", "4", "--no-timelines", "--out", str(tmp_path / "p")]) == 0
+    prediction = json.loads((tmp_path / "p" / "prediction.json").read_text())
+    link, settings = prediction["link"], prediction["settings"]
+    assert link["download_bandwidth_bps"] == pytest.approx(100e6)
+    assert link["latency_s"] == pytest.approx(0.1001)
+    assert link["contention_efficiency"] == pytest.approx(0.95)
+    assert settings["seniority"] == 2.0 and settings["overtake"] == 0.4
+    assert settings["overtake_time_s"] == pytest.approx(0.05)
+    assert settings["sharing_source"] == "link profile"
+    # options still win over the profile
+    assert main(["predict", str(graph_file), "--workers", "1", "--link-profile", str(path), "--bandwidth", "1gbit",
+                 "--seniority", "3", "--seeds", "1", "--steps", "4", "--no-timelines",
+                 "--out", str(tmp_path / "q")]) == 0
+    second = json.loads((tmp_path / "q" / "prediction.json").read_text())
+    assert second["link"]["download_bandwidth_bps"] == pytest.approx(1e9)
+    assert second["settings"]["seniority"] == 3.0
+
+
+@pytest.mark.cluster
+@needs_root
+def test_probe_recovers_the_line_rate_and_tells_a_deep_queue_from_a_shallow_one():
+    """On a real 100mbit tbf link: the line rate within 2% both ways. Uploads meet the buffer at a
+    switch port (here a bridge port), which CUBIC keeps standing full: over 50 ms of queue under
+    load with a 100 ms buffer, under 10 ms with a 5 ms one. Downloads leave the PS's own interface,
+    where TCP small queues hold back what a sender queues, so their queue stays short either way."""
+    from tracetool.measure.network_probe import probe_network
+
+    shallow = probe_network(100e6, QueueSize(ms=5), "cubic", trials=2)
+    deep = probe_network(100e6, QueueSize(ms=100), "cubic", trials=2)
+    for profile in (shallow, deep):
+        for direction in (profile.download, profile.upload):
+            assert direction.line_rate_bps == pytest.approx(100e6, rel=0.02)
+    assert shallow.upload.queue_delay_s < 0.010 < 0.050 < deep.upload.queue_delay_s
+    assert shallow.download.queue_delay_s < 0.010 and deep.download.queue_delay_s < 0.010
+    assert shallow.environment["shaping"]["queue"] == {"ms": 5.0, "bytes": None}

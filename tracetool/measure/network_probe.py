@@ -1,0 +1,223 @@
+"""``tracetool probe``: measure a network's line rate, queue and TCP sharing, without TensorFlow.
+
+What the replay must know of a network and a one-worker profile cannot show (``replay.link_profile``):
+
+1. **Line rate each way**: one connection's bulk goodput (2.5 s of traffic after its first byte),
+   with TCP/IP and Ethernet headers added back for an MTU of 1500.
+2. **Round trip and standing queue**: 1-byte round trips on an idle link, then while another
+   worker's bulk transfer keeps the direction busy. The difference is the queue a loaded
+   direction keeps standing: the whole buffer for loss-based TCP on a drop-tail queue, little
+   for BBR. Every transfer's last byte waits behind it, so the replay adds it to the latency.
+3. **Sharing**: join trials per direction. Worker 0 starts a transfer; worker 1 starts one of the
+   same size 20-50% of its duration later. From the start and end times, and the rate of one
+   connection alone, follow the bytes each sent while both did: the incumbent's share (its rate
+   over the joiner's is ``seniority``), whether the joiner took the lead (``overtake``), and what
+   both delivered together (``contention_efficiency``). Short (0.1 s) and long (0.5 s) transfers,
+   since a joiner's slow start matters less the longer the transfer lasts.
+
+Runs on the emulated link of ``tracetool measure`` (one namespace per task, tbf both ways, the
+same queue and congestion control); its processes and namespaces end with the call.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import subprocess
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from replay.engine.link import payload_efficiency_for_mtu
+from replay.link_profile import DirectionProfile, LinkProfile
+from tracetool.cluster.parent_death import child_environment
+from tracetool.cluster.processes import python_module_argv
+from tracetool.cluster.topology import (
+    DEFAULT_QUEUE,
+    DEFAULT_TCP_CONGESTION_CONTROL,
+    QueueSize,
+    ShapedTopology,
+    format_bandwidth,
+)
+from tracetool.errors import ToolError
+
+PORT = 5002
+AGENT = "tracetool.measure.probe_agent"
+BULK_S = 2.5
+SHORT_TRANSFER_S = 0.1
+LONG_TRANSFER_S = 0.5
+DEFAULT_TRIALS = 8
+MTU = 1500
+
+
+@dataclass(frozen=True)
+class JoinTrial:
+    """One join trial's reading: the incumbent's share while both sent, and their rate together."""
+
+    incumbent_share: float
+    efficiency: float
+
+    @property
+    def overtaken(self) -> bool:
+        return self.incumbent_share < 0.5
+
+
+def read_join_trial(incumbent: dict[str, float], joiner: dict[str, float], size_bytes: int,
+                    alone_bytes_per_s: float) -> JoinTrial | None:
+    """What each connection sent while both did, assuming each runs at the one-connection rate
+    whenever it sends alone; None when the two did not overlap."""
+    joined_after = joiner["start"] - incumbent["start"]
+    first_end = min(incumbent["end"], joiner["end"])
+    overlap_s = first_end - joiner["start"]
+    if joined_after < 0 or overlap_s <= 0:
+        return None
+    rate = alone_bytes_per_s
+    if incumbent["end"] <= joiner["end"]:
+        incumbent_bytes = size_bytes - rate * joined_after
+        joiner_bytes = size_bytes - rate * (joiner["end"] - incumbent["end"])
+    else:
+        joiner_bytes = float(size_bytes)
+        incumbent_bytes = size_bytes - rate * joined_after - rate * (incumbent["end"] - joiner["end"])
+    incumbent_bytes, joiner_bytes = max(0.0, incumbent_bytes), max(0.0, joiner_bytes)
+    together = incumbent_bytes + joiner_bytes
+    if together <= 0:
+        return None
+    return JoinTrial(incumbent_bytes / together, min(1.0, together / (rate * overlap_s)))
+
+
+def summarize_trials(trials: list[JoinTrial]) -> tuple[float, float, float]:
+    """``(seniority, overtake chance, contention efficiency)`` of a set of join trials."""
+    if not trials:
+        return 1.0, 0.0, 1.0
+    held = [t.incumbent_share for t in trials if not t.overtaken]
+    seniority = statistics.median(s / max(1e-6, 1.0 - s) for s in held) if held else 1.0
+    overtake = sum(t.overtaken for t in trials) / len(trials)
+    return min(10.0, max(1.0, seniority)), overtake, statistics.median(t.efficiency for t in trials)
+
+
+def queue_delay_s(loaded_rtts: list[float], idle_rtts: list[float]) -> float:
+    return max(0.0, statistics.median(loaded_rtts) - statistics.median(idle_rtts))
+
+
+class _ProbeCluster:
+    """The probe server on the PS and clients on two workers of a shaped topology."""
+
+    def __init__(self, topology: ShapedTopology, timeout_s: float) -> None:
+        self.topology = topology
+        self.timeout_s = timeout_s
+
+    def run(self, plans: dict[int, list[dict[str, Any]]]) -> dict[int, list[dict[str, Any]]]:
+        procs = {
+            worker: subprocess.Popen(
+                self.topology.command_in("worker", worker, python_module_argv(
+                    AGENT, "run", self.topology.ps.address, str(PORT), json.dumps(plan))),
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=child_environment())
+            for worker, plan in plans.items()
+        }
+        results = {}
+        try:
+            for worker, proc in procs.items():
+                out, err = proc.communicate(timeout=self.timeout_s)
+                if proc.returncode != 0:
+                    last = (err.strip().splitlines() or ["no output"])[-1]
+                    raise ToolError(f"the probe client on worker {worker} failed: {last}")
+                results[worker] = json.loads(out)
+        except subprocess.TimeoutExpired:
+            raise ToolError("a probe client did not finish in time; is the shaped link passing traffic?") from None
+        finally:
+            for proc in procs.values():
+                proc.kill()
+                proc.wait()
+        return results
+
+
+def _bulk_rates(cluster: _ProbeCluster, guess_bytes_per_s: float, say: Callable[[str], None]
+                ) -> tuple[float, float, list[float]]:
+    size = int(guess_bytes_per_s * BULK_S)
+    result = cluster.run({0: [{"op": "ping", "count": 30, "interval": 0.02},
+                              {"op": "down", "bytes": size}, {"op": "up", "bytes": size}]})[0]
+    idle = result[0]["rtts"]
+    down = size / (result[1]["end"] - result[1]["first"])
+    up = size / (result[2]["end"] - result[2]["start"] - statistics.median(idle))
+    say(f"  one connection: {8 * down / 1e6:.2f} Mbit/s down, {8 * up / 1e6:.2f} up (payload); "
+        f"idle round trip {statistics.median(idle) * 1e3:.2f} ms")
+    return down, up, idle
+
+
+def _loaded_round_trips(cluster: _ProbeCluster, down_rate: float, up_rate: float,
+                        say: Callable[[str], None]) -> tuple[list[float], list[float]]:
+    t0 = time.monotonic() + 0.5
+    pings = {"op": "ping", "count": 20, "interval": 0.05}
+    result = cluster.run({
+        1: [{"op": "down", "bytes": int(down_rate * 3.0), "at": t0},
+            {"op": "up", "bytes": int(up_rate * 3.0), "at": t0 + 4.0}],
+        0: [{**pings, "at": t0 + 1.0}, {**pings, "at": t0 + 5.0}],
+    })
+    return result[0][0]["rtts"], result[0][1]["rtts"]
+
+
+def _join_trials(cluster: _ProbeCluster, direction: str, rate: float, transfer_s: float, trials: int
+                 ) -> list[JoinTrial]:
+    size = max(1, int(rate * transfer_s))
+    slot = 2.5 * transfer_s + 0.4
+    t0 = time.monotonic() + 0.5
+    incumbent, joiner = [], []
+    for k in range(trials):
+        start = t0 + k * slot
+        lag = (0.2 + 0.3 * k / max(1, trials - 1)) * transfer_s
+        incumbent.append({"op": direction, "bytes": size, "at": start})
+        joiner.append({"op": direction, "bytes": size, "at": start + lag})
+    result = cluster.run({0: incumbent, 1: joiner})
+    read = [read_join_trial(a, b, size, rate) for a, b in zip(result[0], result[1], strict=True)]
+    return [r for r in read if r is not None]
+
+
+def probe_network(bandwidth_bps: float, queue: QueueSize = DEFAULT_QUEUE,
+                  tcp_congestion_control: str = DEFAULT_TCP_CONGESTION_CONTROL, trials: int = DEFAULT_TRIALS,
+                  progress: Callable[[str], None] | None = None) -> LinkProfile:
+    if not 1 <= trials <= 100:
+        raise ToolError(f"--trials must be between 1 and 100, got {trials}")
+    say = progress or (lambda text: None)
+    efficiency = payload_efficiency_for_mtu(MTU)
+    guess = bandwidth_bps * efficiency / 8
+    timeout_s = 120.0 + 4 * trials * (2.5 * LONG_TRANSFER_S + 0.4)
+    with ShapedTopology(2, bandwidth_bps, tcp_congestion_control, queue) as topology:
+        server = subprocess.Popen(topology.command_in("ps", 0, python_module_argv(AGENT, "serve", str(PORT))),
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=child_environment())
+        try:
+            time.sleep(0.3)
+            cluster = _ProbeCluster(topology, timeout_s)
+            say(f"probing {format_bandwidth(bandwidth_bps)} both ways, {queue.describe()} queue, "
+                f"TCP {tcp_congestion_control}: bulk rates")
+            down_rate, up_rate, idle = _bulk_rates(cluster, guess, say)
+            say("  round trips under load")
+            loaded_down, loaded_up = _loaded_round_trips(cluster, down_rate, up_rate, say)
+            directions = {}
+            for direction, rate, loaded in (("down", down_rate, loaded_down), ("up", up_rate, loaded_up)):
+                readings = {}
+                for transfer_s in (SHORT_TRANSFER_S, LONG_TRANSFER_S):
+                    say(f"  join trials, {'downloads' if direction == 'down' else 'uploads'} of "
+                        f"{transfer_s * 1e3:.0f} ms")
+                    readings[transfer_s] = _join_trials(cluster, direction, rate, transfer_s, trials)
+                both = readings[SHORT_TRANSFER_S] + readings[LONG_TRANSFER_S]
+                seniority, _, contention = summarize_trials(both)
+                directions[direction] = DirectionProfile(
+                    payload_bps=8 * rate, line_rate_bps=8 * rate / efficiency,
+                    queue_delay_s=queue_delay_s(loaded, idle), contention_efficiency=contention,
+                    seniority=seniority, overtake_short=summarize_trials(readings[SHORT_TRANSFER_S])[1],
+                    overtake_long=summarize_trials(readings[LONG_TRANSFER_S])[1],
+                    short_transfer_s=SHORT_TRANSFER_S, long_transfer_s=LONG_TRANSFER_S, trials=len(both))
+            shaping = topology.shaping_facts()
+        finally:
+            server.kill()
+            server.wait()
+    environment = {"kind": "emulated", "bandwidth_bps": bandwidth_bps, "queue": queue.as_dict(),
+                   "tcp_congestion_control": tcp_congestion_control, "shaping": shaping,
+                   "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    profile = LinkProfile(directions["down"], directions["up"], statistics.median(idle), environment)
+    for name, d in (("down", profile.download), ("up", profile.upload)):
+        say(f"  {name}: line rate {d.line_rate_bps / 1e6:.2f} Mbit/s, standing queue {d.queue_delay_s * 1e3:.1f} ms, "
+            f"seniority {d.seniority:.2f}, overtaken {d.overtake_short:.0%} (short) {d.overtake_long:.0%} (long), "
+            f"contention efficiency {d.contention_efficiency:.3f}")
+    return profile
