@@ -37,7 +37,7 @@ def _measure_request(args: argparse.Namespace, out_dir: Path):  # noqa: ANN202 -
         tcp_congestion_control=args.tcp_congestion_control,
         queue=parse_queue(args.queue),
         trace_steps=getattr(args, "trace_steps", 0),
-        repeats=args.repeats,
+        repeats=args.repeats if args.repeats is not None else (2 if args.command == "validate" else 1),
         sync=args.sync,
         replicas_to_aggregate=args.replicas_to_aggregate,
         slow_workers=tuple(parse_slow_worker(text) for text in args.slow_worker),
@@ -50,7 +50,7 @@ def cmd_measure(args: argparse.Namespace) -> int:
     if args.cluster:
         if args.job is None:
             raise ToolError("--cluster needs --job ps|worker and --task-index of the task this host runs")
-        if args.repeats != 1:
+        if args.repeats not in (None, 1):
             raise ToolError("--repeats runs local clusters only; on real hosts start the measurement again "
                             "for each run")
         args.workers = args.workers or "1"
@@ -86,7 +86,10 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def _contention_efficiency(text: str) -> dict[str, object]:
-    """``--contention-efficiency``: a number, or ``probe`` to measure it on the shaped link."""
+    """``--contention-efficiency``: a number, ``probe`` to measure it on the shaped link, or ``auto``
+    (the default): probe where there is a shaped link and workers to contend on it."""
+    if text.strip().lower() == "auto":
+        return {"probe_link": None}
     if text.strip().lower() == "probe":
         return {"probe_link": True}
     try:
@@ -111,10 +114,10 @@ def _common(p: argparse.ArgumentParser) -> None:
                    "switch port) or bytes (64kb, 1mib); 100ms and more is a deep buffer that loss-based TCP keeps "
                    "full")
     p.add_argument("--duration", type=float, default=20.0, help="seconds of the measurement window (default 20)")
-    p.add_argument("--repeats", type=int, default=1, metavar="R",
-                   help="independent clusters per worker count (default 1); with 2 or more the point is their "
-                   "mean and its interval is the spread between runs, which with several workers is wider "
-                   "than the spread inside one run")
+    p.add_argument("--repeats", type=int, default=None, metavar="R",
+                   help="independent clusters per worker count (default: 1 for measure; 2 for validate, whose "
+                   "points with several workers can settle into either of two regimes); with 2 or more the "
+                   "point is their mean and its interval is the spread between runs")
     p.add_argument("--warmup", type=int, default=5, help="steps each worker runs before it counts as warm (default 5)")
     p.add_argument("--sync", default="async", metavar="async|sync|backup",
                    help="async (default): between-graph replication, every gradient applied as it arrives; sync or "
@@ -206,10 +209,11 @@ def add_measure_commands(sub: argparse._SubParsersAction) -> None:
     v.add_argument("--steps", type=int, default=5, help="traced steps of the profile (default 5)")
     v.add_argument("--order", default="", help="transfer order policy for the prediction (replay's default if empty)")
     v.add_argument("--seeds", type=int, default=5, help="replay seeds per worker count (default 5)")
-    v.add_argument("--contention-efficiency", default="1", metavar="E|probe",
+    v.add_argument("--contention-efficiency", default="auto", metavar="E|probe|auto",
                    help="the shaped link's share of its rate that arrives while several workers send on one "
-                   "direction, for the prediction (default 1); 'probe' measures it first with a network-only "
-                   "probe of the model's step shape on the same shaped link (about 15 s per worker count)")
+                   "direction, for the prediction; 'probe' measures it first with a network-only probe of the "
+                   "model's step shape on the same shaped link (about 15 s per worker count); 'auto' (default) "
+                   "probes when --bandwidth is given and a worker count is 2 or more, else takes 1")
     v.add_argument("--probe-duration", type=float, default=None, metavar="SECONDS",
                    help="with --contention-efficiency probe: seconds of each worker count's probe window "
                    "(default: 10, or longer where the step is long: three steps of every worker sharing the link)")

@@ -91,6 +91,7 @@ def test_real_validation_writes_rows_summary_and_plot(tmp_path: Path):
     common = ["--model", "mlp", "--model-arg", "width=128", "--batch-size", "8", "--bandwidth", "20mbit"]
     result = subprocess.run(
         tracetool_argv("validate", *common, "--workers", "1,2", "--duration", "4", "--warmup", "3",
+                       "--contention-efficiency", "1",
                        "--steps", "2", "--seeds", "2", "--repeats", "2", "--out", str(out)),
         capture_output=True, text=True, timeout=300, cwd=REPO_ROOT,
     )
@@ -167,7 +168,8 @@ def test_real_validation_writes_rows_summary_and_plot(tmp_path: Path):
     (["--contention-efficiency", "lots", "--workers", "1,2", "--bandwidth", "20mbit"], ["'probe'"]),
     (["--contention-efficiency", "probe", "--probe-duration", "0", "--workers", "1,2", "--bandwidth", "20mbit"],
      ["--probe-duration"]),
-    (["--from-link-probe", "link-probe.json", "--workers", "1,2", "--bandwidth", "20mbit"], ["goes with"]),
+    (["--from-link-probe", "link-probe.json", "--contention-efficiency", "1", "--workers", "1,2", "--bandwidth",
+      "20mbit"], ["goes with"]),
 ])
 def test_link_probe_needs_a_shaped_link_and_contending_workers(tmp_path: Path, args: list[str], words: list[str]):
     """Asking for a probe it cannot run is a one-line error before anything is profiled or measured."""
@@ -208,8 +210,8 @@ def test_a_failure_after_the_measurement_keeps_it_for_a_rerun(tmp_path: Path, mo
     monkeypatch.setattr(validate, "predicted_points", refuse)
     out = tmp_path / "v"
     args = build_parser().parse_args(["validate", "--model", "mlp", "--workers", "1", "--duration", "2",
-                                      "--warmup", "2", "--from-profile", str(REPO_ROOT / "traces" / "mlp"),
-                                      "--out", str(out)])
+                                      "--repeats", "1", "--warmup", "2",
+                                      "--from-profile", str(REPO_ROOT / "traces" / "mlp"), "--out", str(out)])
     request = validate.ValidateRequest(measure=_measure_request(args, out / "measured"), out_dir=out,
                                        from_profile=REPO_ROOT / "traces" / "mlp")
     with pytest.raises(ToolError, match="the prediction was refused; the finished measurement is kept") as caught:
@@ -226,3 +228,24 @@ def test_a_failure_after_the_measurement_keeps_it_for_a_rerun(tmp_path: Path, mo
                                      from_measured=kept / "measured" / "measured.json",
                                      seeds=1)
     assert validate.run_validate(again, progress=lambda text: None).is_file()
+
+
+def test_validate_probes_and_repeats_by_default_where_it_can():
+    """Without options validate does what its table was made with: two runs per point, and the link
+    probe wherever workers contend on a shaped link; measure keeps one run."""
+    from tracetool.cli_measure import _measure_request
+    from tracetool.measure.validate import default_probe
+
+    parser = build_parser()
+    validate_args = parser.parse_args(["validate", "--model", "mlp", "--workers", "1,2", "--bandwidth", "20mbit",
+                                       "--out", "v"])
+    assert validate_args.contention_efficiency == "auto"
+    request = _measure_request(validate_args, Path("v"))
+    assert request.repeats == 2 and default_probe(request)
+    measure_args = parser.parse_args(["measure", "--model", "mlp", "--workers", "1,2", "--out", "m"])
+    assert _measure_request(measure_args, Path("m")).repeats == 1
+    one = _measure_request(parser.parse_args(["validate", "--model", "mlp", "--workers", "1", "--bandwidth",
+                                              "20mbit", "--out", "v"]), Path("v"))
+    unshaped = _measure_request(parser.parse_args(["validate", "--model", "mlp", "--workers", "1,2", "--out", "v"]),
+                                Path("v"))
+    assert not default_probe(one) and not default_probe(unshaped)

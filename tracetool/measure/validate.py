@@ -48,7 +48,9 @@ class ValidateRequest:
     seeds: int = 5
     jobs: int = 1
     contention_efficiency: float = 1.0  # of the shaped link, from benchmarks/network_baseline.py
-    probe_link: bool = False  # measure the contention efficiency with tracetool.measure.link_probe instead
+    # measure the contention efficiency with tracetool.measure.link_probe instead; None: where it can
+    # (a shaped link and two or more workers), as validate does by default
+    probe_link: bool | None = False
     probe_duration_s: float | None = None  # None: long enough for every probe worker's steps
     from_link_probe: Path | None = None  # reuse an earlier link-probe.json of the same step shape
 
@@ -395,6 +397,8 @@ def run_validate(request: ValidateRequest, progress: Any = None) -> Path:
     if m.slow_workers and request.from_measured is None:
         require_cpu_controller()  # before the profile, not after it
     request = replace(request, measure=m)
+    if request.probe_link is None:
+        request = replace(request, probe_link=default_probe(m))
     if request.seeds < 1:
         raise ToolError(f"--seeds must be at least 1, got {request.seeds}")
     if not 0.1 <= request.contention_efficiency <= 1.0:
@@ -429,6 +433,13 @@ def run_validate(request: ValidateRequest, progress: Any = None) -> Path:
             raise ToolError(f"{reason}; {resume}") from exc
     print(format_table(title, rows, summary, compared_for(m.sync).label))
     return out_dir / VALIDATION_FILE
+
+
+def default_probe(m: MeasureRequest) -> bool:
+    """Whether validate probes the link by default: where workers contend on a shaped link. With
+    the probe and two repeats the README's table has median 2.0%; without, two and three workers
+    of an unseen model at 100mbit came out +6.6% and +11.3%."""
+    return bool(m.bandwidth_bps) and max(m.workers, default=1) >= 2
 
 
 def keep_finished_measurement(staging: Path, target: Path) -> Path | None:
