@@ -142,18 +142,35 @@ def cmd_probe(args: argparse.Namespace) -> int:
     from tracetool.atomic_files import write_json_atomically
     from tracetool.cluster import tcp_settings
     from tracetool.cluster.topology import parse_bandwidth_bps, parse_queue
-    from tracetool.measure.network_probe import probe_network
+    from tracetool.measure.network_probe import probe_hosts, probe_network
     from tracetool.outputs import check_output_file
 
-    out = Path(args.out)
-    check_output_file(out)
-    if not args.bandwidth:
-        raise ToolError("--bandwidth is required: the emulated link's line rate (e.g. 100mbit)")
-    bandwidth_bps = parse_bandwidth_bps(args.bandwidth)
-    queue = parse_queue(args.queue)
-    tcp_settings.check_tcp_congestion_control(args.tcp_congestion_control)
-    profile = probe_network(bandwidth_bps, queue, args.tcp_congestion_control, args.trials,
-                            progress=lambda text: print(text, file=sys.stderr, flush=True))
+    say = lambda text: print(text, file=sys.stderr, flush=True)  # noqa: E731
+    writes = not args.cluster or (args.job == "worker" and args.task_index == 0)
+    out = Path(args.out) if args.out else None
+    if writes and out is None:
+        raise ToolError("--out is required: the link profile JSON to write")
+    if out is not None:
+        check_output_file(out)
+    if args.cluster:
+        from tracetool.measure.measurement import load_cluster_file
+
+        if args.job is None:
+            raise ToolError("--cluster needs --job ps|worker and --task-index of the task this host runs")
+        if args.bandwidth or args.queue != "5ms" or args.tcp_congestion_control != "cubic":
+            raise ToolError("--bandwidth, --queue and --tcp-congestion-control shape the emulated link; "
+                            "real hosts are probed as they are")
+        profile = probe_hosts(load_cluster_file(Path(args.cluster)), args.job, args.task_index, args.trials, say)
+        if profile is None:
+            return 0
+    else:
+        if not args.bandwidth:
+            raise ToolError("--bandwidth is required: the emulated link's line rate (e.g. 100mbit)")
+        bandwidth_bps = parse_bandwidth_bps(args.bandwidth)
+        queue = parse_queue(args.queue)
+        tcp_settings.check_tcp_congestion_control(args.tcp_congestion_control)
+        profile = probe_network(bandwidth_bps, queue, args.tcp_congestion_control, args.trials, progress=say)
+    assert out is not None
     write_json_atomically(out, profile.to_json_dict())
     sharing = profile.sharing_parameters()
     print(f"link profile written to {out}: line rate {profile.line_rate_bps / 1e6:.2f} Mbit/s, latency "
@@ -166,17 +183,22 @@ def cmd_probe(args: argparse.Namespace) -> int:
 def add_probe_command(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "probe", help="measure a network's line rate, standing queue and TCP sharing, without TensorFlow",
-        description="On an emulated PS link (one namespace per task, tbf both ways, as measure builds it): "
+        description="On an emulated PS link (one namespace per task, tbf both ways, as measure builds it; needs "
+                    "root) or on the hosts of a real cluster (--cluster, run on the PS and on workers 0 and 1): "
                     "one connection's bulk rate each way, idle and loaded round trips (the standing queue), and "
                     "join trials of two workers (how a busy direction is shared). Writes a link profile JSON "
-                    "for replay predict --link-profile (docs/network-probe.md). Needs root.")
+                    "for replay predict --link-profile (docs/network-probe.md).")
     p.add_argument("--bandwidth", default="", help="the emulated link's rate both ways (tc syntax: 100mbit, 1gbit)")
     p.add_argument("--queue", default="5ms", metavar="TIME|BYTES",
                    help="the link's buffer: a time of traffic at the line rate (default 5ms) or bytes (256kb)")
     p.add_argument("--tcp-congestion-control", default="cubic", metavar="ALGORITHM",
                    help="TCP congestion control of the tasks (default cubic)")
     p.add_argument("--trials", type=int, default=8, help="join trials per direction and transfer length (default 8)")
-    p.add_argument("--out", required=True, help="link profile JSON to write")
+    p.add_argument("--out", default="", help="link profile JSON to write (with --cluster: on worker 0)")
+    p.add_argument("--cluster", default="", help="JSON file {\"ps\": [\"host:port\"], \"worker\": [...]} of real "
+                   "hosts; run the command on the PS and on workers 0 and 1 with their --job and --task-index")
+    p.add_argument("--job", choices=("ps", "worker"), help="with --cluster: the task this host runs")
+    p.add_argument("--task-index", type=int, default=0, help="with --cluster: index of this host's task")
     p.set_defaults(func=cmd_probe)
 
 

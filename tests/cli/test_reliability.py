@@ -416,6 +416,9 @@ def test_bad_queue_is_refused_before_anything_starts(tmp_path: Path, argv: list[
     (["--bandwidth", "100mbit", "--queue", "deep"], ("bad queue",)),
     (["--bandwidth", "100mbit", "--trials", "0"], ("--trials",)),
     (["--bandwidth", "100mbit", "--tcp-congestion-control", "no-such-cc"], ("no-such-cc",)),
+    (["--cluster", "c.json"], ("--job",)),
+    (["--cluster", "c.json", "--job", "worker", "--bandwidth", "100mbit"], ("real hosts are probed as they are",)),
+    (["--cluster", "missing.json", "--job", "worker"], ("missing.json",)),
 ])
 def test_bad_probe_arguments_are_refused_before_anything_starts(tmp_path: Path, argv: list[str],
                                                                 words: tuple[str, ...]):

@@ -146,3 +146,40 @@ def test_probe_recovers_the_line_rate_and_tells_a_deep_queue_from_a_shallow_one(
     assert shallow.upload.queue_delay_s < 0.010 < 0.050 < deep.upload.queue_delay_s
     assert shallow.download.queue_delay_s < 0.010 and deep.download.queue_delay_s < 0.010
     assert shallow.environment["shaping"]["queue"] == {"ms": 5.0, "bytes": None}
+
+
+@pytest.mark.cluster
+@needs_root
+def test_probe_of_real_hosts_runs_on_each_host_and_ends_by_itself(tmp_path: Path):
+    """The --cluster mode on three namespaces standing in for hosts: the PS serves, worker 1 follows,
+    worker 0 orchestrates and writes the profile; the PS and worker 1 end when worker 0 is done."""
+    import subprocess
+    import sys
+
+    from tracetool.cluster.topology import ShapedTopology
+
+    cluster = tmp_path / "cluster.json"
+    out = tmp_path / "link.json"
+    with ShapedTopology(workers=2, bandwidth_bps=50e6) as topology:
+        cluster.write_text(json.dumps({"ps": [f"{topology.ps.address}:5003"],
+                                       "worker": [t.address + ":5004" for t in topology.worker_tasks]}))
+
+        def start(job: str, index: int, *extra: str) -> subprocess.Popen:
+            argv = [sys.executable, "-m", "tracetool.cli", "probe", "--cluster", str(cluster), "--job", job,
+                    "--task-index", str(index), "--trials", "2", *extra]
+            return subprocess.Popen(topology.command_in(job, index, argv), stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, text=True)
+
+        procs = [start("ps", 0), start("worker", 1), start("worker", 0, "--out", str(out))]
+        try:
+            results = [p.communicate(timeout=300) for p in reversed(procs)]
+        finally:
+            for p in procs:
+                p.kill()
+                p.wait()
+    assert [p.returncode for p in procs] == [0, 0, 0], results
+    profile = load_link_profile(out)
+    assert profile.environment["kind"] == "hosts"
+    for direction in (profile.download, profile.upload):
+        assert direction.line_rate_bps == pytest.approx(50e6, rel=0.02)
+        assert direction.trials == 4

@@ -16,7 +16,10 @@ What the replay must know of a network and a one-worker profile cannot show (``r
    since a joiner's slow start matters less the longer the transfer lasts.
 
 Runs on the emulated link of ``tracetool measure`` (one namespace per task, tbf both ways, the
-same queue and congestion control); its processes and namespaces end with the call.
+same queue and congestion control; its processes and namespaces end with the call), or on the
+hosts of a real cluster (``probe_hosts``): the PS host serves, worker 1 follows plans it
+fetches from the PS, worker 0 orchestrates and writes the profile. Times are on the PS's clock,
+which every client estimates its offset to.
 """
 
 from __future__ import annotations
@@ -41,8 +44,10 @@ from tracetool.cluster.topology import (
     format_bandwidth,
 )
 from tracetool.errors import ToolError
+from tracetool.measure import probe_agent
 
 PORT = 5002
+LEAD_S = 0.5  # plans start this long after they are made: time for the clients to start and connect
 AGENT = "tracetool.measure.probe_agent"
 BULK_S = 2.5
 SHORT_TRANSFER_S = 0.1
@@ -103,9 +108,15 @@ def queue_delay_s(loaded_rtts: list[float], idle_rtts: list[float]) -> float:
 class _ProbeCluster:
     """The probe server on the PS and clients on two workers of a shaped topology."""
 
+    lead_s = LEAD_S
+
     def __init__(self, topology: ShapedTopology, timeout_s: float) -> None:
         self.topology = topology
         self.timeout_s = timeout_s
+
+    @staticmethod
+    def now() -> float:
+        return time.monotonic()  # the namespaces share this machine's clock with the server
 
     def run(self, plans: dict[int, list[dict[str, Any]]]) -> dict[int, list[dict[str, Any]]]:
         procs = {
@@ -132,7 +143,49 @@ class _ProbeCluster:
         return results
 
 
-def _bulk_rates(cluster: _ProbeCluster, guess_bytes_per_s: float, say: Callable[[str], None]
+class _HostsProbeCluster:
+    """Worker 0 of a real cluster orchestrating: its own client runs here, worker 1's plans and
+    results pass through the PS server's mailbox."""
+
+    lead_s = 1.0
+
+    def __init__(self, address: str, port: int) -> None:
+        self.address, self.port = address, port
+        self.link = probe_agent.ServerLink(address, port, timeout_s=120.0)
+        self.sequence = {1: 0}  # per worker: the plans it has been given
+
+    def now(self) -> float:
+        return self.link.now()
+
+    def run(self, plans: dict[int, list[dict[str, Any]]]) -> dict[int, list[dict[str, Any]]]:
+        others = [worker for worker in plans if worker != 0]
+        for worker in others:
+            self.link.put(f"plan-{self.sequence[worker]}-{worker}", json.dumps(plans[worker]))
+        results = {0: probe_agent.run(self.address, self.port, plans.get(0, []))}
+        for worker in others:
+            results[worker] = json.loads(self.link.get(f"result-{self.sequence[worker]}-{worker}"))
+            self.sequence[worker] += 1
+        return results
+
+    def close(self) -> None:
+        self.link.put(f"plan-{self.sequence[1]}-1", json.dumps("stop"))
+        self.link.quit()
+        self.link.close()
+
+
+def _guess_rate(cluster: Any) -> float:
+    """A download rate to size the bulk transfers by, on a link of unknown rate: transfers grow
+    eightfold until one lasts half a second."""
+    size = 256 * 1024
+    while True:
+        result = cluster.run({0: [{"op": "down", "bytes": size}]})[0][0]
+        seconds = result["end"] - result["first"]
+        if seconds >= 0.5 or size >= 1 << 34:
+            return size / max(seconds, 1e-6)
+        size *= 8
+
+
+def _bulk_rates(cluster: Any, guess_bytes_per_s: float, say: Callable[[str], None]
                 ) -> tuple[float, float, list[float]]:
     size = int(guess_bytes_per_s * BULK_S)
     result = cluster.run({0: [{"op": "ping", "count": 30, "interval": 0.02},
@@ -145,9 +198,9 @@ def _bulk_rates(cluster: _ProbeCluster, guess_bytes_per_s: float, say: Callable[
     return down, up, idle
 
 
-def _loaded_round_trips(cluster: _ProbeCluster, down_rate: float, up_rate: float,
+def _loaded_round_trips(cluster: Any, down_rate: float, up_rate: float,
                         say: Callable[[str], None]) -> tuple[list[float], list[float]]:
-    t0 = time.monotonic() + 0.5
+    t0 = cluster.now() + cluster.lead_s
     pings = {"op": "ping", "count": 20, "interval": 0.05}
     result = cluster.run({
         1: [{"op": "down", "bytes": int(down_rate * 3.0), "at": t0},
@@ -157,11 +210,11 @@ def _loaded_round_trips(cluster: _ProbeCluster, down_rate: float, up_rate: float
     return result[0][0]["rtts"], result[0][1]["rtts"]
 
 
-def _join_trials(cluster: _ProbeCluster, direction: str, rate: float, transfer_s: float, trials: int
+def _join_trials(cluster: Any, direction: str, rate: float, transfer_s: float, trials: int
                  ) -> list[JoinTrial]:
     size = max(1, int(rate * transfer_s))
     slot = 2.5 * transfer_s + 0.4
-    t0 = time.monotonic() + 0.5
+    t0 = cluster.now() + cluster.lead_s
     incumbent, joiner = [], []
     for k in range(trials):
         start = t0 + k * slot
@@ -173,51 +226,116 @@ def _join_trials(cluster: _ProbeCluster, direction: str, rate: float, transfer_s
     return [r for r in read if r is not None]
 
 
+def _measure(cluster: Any, guess_bytes_per_s: float, trials: int, say: Callable[[str], None]
+             ) -> tuple[DirectionProfile, DirectionProfile, float]:
+    """Both directions' profiles and the idle round trip, on a cluster of a PS and two workers."""
+    efficiency = payload_efficiency_for_mtu(MTU)
+    down_rate, up_rate, idle = _bulk_rates(cluster, guess_bytes_per_s, say)
+    say("  round trips under load")
+    loaded_down, loaded_up = _loaded_round_trips(cluster, down_rate, up_rate, say)
+    directions = {}
+    for direction, rate, loaded in (("down", down_rate, loaded_down), ("up", up_rate, loaded_up)):
+        readings = {}
+        for transfer_s in (SHORT_TRANSFER_S, LONG_TRANSFER_S):
+            say(f"  join trials, {'downloads' if direction == 'down' else 'uploads'} of {transfer_s * 1e3:.0f} ms")
+            readings[transfer_s] = _join_trials(cluster, direction, rate, transfer_s, trials)
+        both = readings[SHORT_TRANSFER_S] + readings[LONG_TRANSFER_S]
+        seniority, _, contention = summarize_trials(both)
+        directions[direction] = DirectionProfile(
+            payload_bps=8 * rate, line_rate_bps=8 * rate / efficiency,
+            queue_delay_s=queue_delay_s(loaded, idle), contention_efficiency=contention,
+            seniority=seniority, overtake_short=summarize_trials(readings[SHORT_TRANSFER_S])[1],
+            overtake_long=summarize_trials(readings[LONG_TRANSFER_S])[1],
+            short_transfer_s=SHORT_TRANSFER_S, long_transfer_s=LONG_TRANSFER_S, trials=len(both))
+    for name, d in (("down", directions["down"]), ("up", directions["up"])):
+        say(f"  {name}: line rate {d.line_rate_bps / 1e6:.2f} Mbit/s, standing queue {d.queue_delay_s * 1e3:.1f} ms, "
+            f"seniority {d.seniority:.2f}, overtaken {d.overtake_short:.0%} (short) {d.overtake_long:.0%} (long), "
+            f"contention efficiency {d.contention_efficiency:.3f}")
+    return directions["down"], directions["up"], statistics.median(idle)
+
+
+def _check_trials(trials: int) -> None:
+    if not 1 <= trials <= 100:
+        raise ToolError(f"--trials must be between 1 and 100, got {trials}")
+
+
+def _created_at() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
 def probe_network(bandwidth_bps: float, queue: QueueSize = DEFAULT_QUEUE,
                   tcp_congestion_control: str = DEFAULT_TCP_CONGESTION_CONTROL, trials: int = DEFAULT_TRIALS,
                   progress: Callable[[str], None] | None = None) -> LinkProfile:
-    if not 1 <= trials <= 100:
-        raise ToolError(f"--trials must be between 1 and 100, got {trials}")
+    """Probe the emulated PS link of this machine."""
+    _check_trials(trials)
     say = progress or (lambda text: None)
-    efficiency = payload_efficiency_for_mtu(MTU)
-    guess = bandwidth_bps * efficiency / 8
+    guess = bandwidth_bps * payload_efficiency_for_mtu(MTU) / 8
     timeout_s = 120.0 + 4 * trials * (2.5 * LONG_TRANSFER_S + 0.4)
     with ShapedTopology(2, bandwidth_bps, tcp_congestion_control, queue) as topology:
         server = subprocess.Popen(topology.command_in("ps", 0, python_module_argv(AGENT, "serve", str(PORT))),
                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=child_environment())
         try:
             time.sleep(0.3)
-            cluster = _ProbeCluster(topology, timeout_s)
             say(f"probing {format_bandwidth(bandwidth_bps)} both ways, {queue.describe()} queue, "
                 f"TCP {tcp_congestion_control}: bulk rates")
-            down_rate, up_rate, idle = _bulk_rates(cluster, guess, say)
-            say("  round trips under load")
-            loaded_down, loaded_up = _loaded_round_trips(cluster, down_rate, up_rate, say)
-            directions = {}
-            for direction, rate, loaded in (("down", down_rate, loaded_down), ("up", up_rate, loaded_up)):
-                readings = {}
-                for transfer_s in (SHORT_TRANSFER_S, LONG_TRANSFER_S):
-                    say(f"  join trials, {'downloads' if direction == 'down' else 'uploads'} of "
-                        f"{transfer_s * 1e3:.0f} ms")
-                    readings[transfer_s] = _join_trials(cluster, direction, rate, transfer_s, trials)
-                both = readings[SHORT_TRANSFER_S] + readings[LONG_TRANSFER_S]
-                seniority, _, contention = summarize_trials(both)
-                directions[direction] = DirectionProfile(
-                    payload_bps=8 * rate, line_rate_bps=8 * rate / efficiency,
-                    queue_delay_s=queue_delay_s(loaded, idle), contention_efficiency=contention,
-                    seniority=seniority, overtake_short=summarize_trials(readings[SHORT_TRANSFER_S])[1],
-                    overtake_long=summarize_trials(readings[LONG_TRANSFER_S])[1],
-                    short_transfer_s=SHORT_TRANSFER_S, long_transfer_s=LONG_TRANSFER_S, trials=len(both))
+            down, up, rtt = _measure(_ProbeCluster(topology, timeout_s), guess, trials, say)
             shaping = topology.shaping_facts()
         finally:
             server.kill()
             server.wait()
     environment = {"kind": "emulated", "bandwidth_bps": bandwidth_bps, "queue": queue.as_dict(),
-                   "tcp_congestion_control": tcp_congestion_control, "shaping": shaping,
-                   "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
-    profile = LinkProfile(directions["down"], directions["up"], statistics.median(idle), environment)
-    for name, d in (("down", profile.download), ("up", profile.upload)):
-        say(f"  {name}: line rate {d.line_rate_bps / 1e6:.2f} Mbit/s, standing queue {d.queue_delay_s * 1e3:.1f} ms, "
-            f"seniority {d.seniority:.2f}, overtaken {d.overtake_short:.0%} (short) {d.overtake_long:.0%} (long), "
-            f"contention efficiency {d.contention_efficiency:.3f}")
-    return profile
+                   "tcp_congestion_control": tcp_congestion_control, "shaping": shaping, "created_at": _created_at()}
+    return LinkProfile(down, up, rtt, environment)
+
+
+def _split_address(text: str) -> tuple[str, int]:
+    host, _, port = text.rpartition(":")
+    if not host or not port.isdigit():
+        raise ToolError(f"cluster address '{text}' is not host:port")
+    return host.strip("[]"), int(port)
+
+
+def probe_hosts(cluster: dict[str, list[str]], job: str, task_index: int, trials: int = DEFAULT_TRIALS,
+                progress: Callable[[str], None] | None = None) -> LinkProfile | None:
+    """This host's part of probing a real cluster's PS link: the PS serves on its cluster address
+    until the probe ends; worker 1 follows plans; worker 0 orchestrates and returns the profile."""
+    _check_trials(trials)
+    say = progress or (lambda text: None)
+    if len(cluster.get("worker", [])) < 2 or len(cluster.get("ps", [])) < 1:
+        raise ToolError("probing real hosts needs a PS and two workers in the cluster file")
+    address, port = _split_address(cluster["ps"][0])
+    if job == "ps":
+        say(f"probe server at {cluster['ps'][0]}; it ends when worker 0 has finished")
+        try:
+            probe_agent.serve(port)
+        except OSError as exc:
+            raise ToolError(f"the probe server cannot listen on port {port}: {exc.strerror}") from None
+        return None
+    if task_index == 1:
+        say(f"worker 1 following the probe's plans from {cluster['ps'][0]}")
+        probe_agent.follow_plans(address, port, 1)
+        return None
+    if task_index != 0:
+        raise ToolError(f"the probe uses workers 0 and 1; worker {task_index} has nothing to do")
+    try:
+        hosts = _HostsProbeCluster(address, port)
+    except OSError as exc:
+        raise ToolError(f"cannot reach the probe server at {cluster['ps'][0]}: {exc}") from None
+    try:
+        say(f"probing the PS link of {cluster['ps'][0]}: sizing transfers")
+        guess = _guess_rate(hosts)
+        say("  bulk rates")
+        down, up, rtt = _measure(hosts, guess, trials, say)
+    finally:
+        hosts.close()
+    environment = {"kind": "hosts", "cluster": cluster, "tcp_congestion_control": _local_congestion_control(),
+                   "created_at": _created_at()}
+    return LinkProfile(down, up, rtt, environment)
+
+
+def _local_congestion_control() -> str:
+    try:
+        with open("/proc/sys/net/ipv4/tcp_congestion_control") as handle:
+            return handle.read().strip()
+    except OSError:
+        return ""

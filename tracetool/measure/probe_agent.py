@@ -5,10 +5,15 @@
 
 The server answers each connection's requests in its own thread: ``D n`` sends n bytes (a
 parameter download), ``U n`` reads n bytes and acknowledges them with one byte (a gradient
-upload and its applied update), ``P`` answers one byte (a round trip). The client keeps one
-connection, as a TensorFlow worker keeps one gRPC channel, runs its plan's actions in order,
-each at its ``at`` time on the monotonic clock when given (namespaces share the clock, so two
-clients' actions line up), and prints what it saw as JSON. Stdlib only: it starts in a blink.
+upload and its applied update), ``P`` answers one byte (a round trip), ``T`` its monotonic
+clock. ``PUT key n`` + n bytes and ``GET key`` make it a mailbox through which the hosts of a
+real cluster pass plans and results; ``QUIT`` ends it.
+
+The client keeps one connection, as a TensorFlow worker keeps one gRPC channel, runs its plan's
+actions in order, each at its ``at`` time when given, and returns what it saw. Times in plans
+and results are on the *server's* clock: the client estimates its offset from the round trip of
+``T`` requests (the one with the shortest round trip, as NTP does), so clients on different
+hosts line up their actions. Stdlib only: it starts in a blink.
 """
 
 from __future__ import annotations
@@ -25,7 +30,26 @@ from tracetool.cluster.parent_death import die_with_parent
 CHUNK = 1 << 20
 
 
-def _serve_connection(conn: socket.socket) -> None:
+class _Mailbox:
+    """What the hosts of a real cluster leave for each other on the PS: plans, results, the end."""
+
+    def __init__(self) -> None:
+        self.items: dict[str, bytes] = {}
+        self.changed = threading.Condition()
+        self.quit = threading.Event()
+
+    def put(self, key: str, value: bytes) -> None:
+        with self.changed:
+            self.items[key] = value
+            self.changed.notify_all()
+
+    def get(self, key: str) -> bytes:
+        with self.changed:
+            self.changed.wait_for(lambda: key in self.items)
+            return self.items.pop(key)
+
+
+def _serve_connection(conn: socket.socket, mailbox: _Mailbox) -> None:
     blob = b"p" * CHUNK
     reader = conn.makefile("rb")
     try:
@@ -36,6 +60,18 @@ def _serve_connection(conn: socket.socket) -> None:
             command, _, size = line.decode().strip().partition(" ")
             if command == "P":
                 conn.sendall(b"p")
+            elif command == "T":
+                conn.sendall(f"{time.monotonic():.9f}\n".encode())
+            elif command == "PUT":
+                key, length = size.split()
+                mailbox.put(key, reader.read(int(length)))
+                conn.sendall(b"k")
+            elif command == "GET":
+                value = mailbox.get(size)
+                conn.sendall(f"{len(value)}\n".encode() + value)
+            elif command == "QUIT":
+                mailbox.quit.set()
+                conn.sendall(b"k")
             elif command == "D":
                 left = int(size)
                 while left > 0:
@@ -54,22 +90,76 @@ def _serve_connection(conn: socket.socket) -> None:
         return
 
 
-def serve(port: int) -> None:
+def serve(port: int, address: str = "0.0.0.0") -> None:
+    """Serve until a client sends ``QUIT``."""
     server = socket.socket()
     server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    server.bind(("0.0.0.0", port))
+    server.bind((address, port))
     server.listen()
-    while True:
-        conn, _ = server.accept()
+    server.settimeout(0.5)
+    mailbox = _Mailbox()
+    while not mailbox.quit.is_set():
+        try:
+            conn, _ = server.accept()
+        except TimeoutError:
+            continue
+        conn.settimeout(None)
         conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        threading.Thread(target=_serve_connection, args=(conn,), daemon=True).start()
+        threading.Thread(target=_serve_connection, args=(conn, mailbox), daemon=True).start()
+    server.close()
+
+
+class ServerLink:
+    """A client's connection to the probe server, with the offset of the server's clock."""
+
+    def __init__(self, address: str, port: int, timeout_s: float = 10.0) -> None:
+        self.conn = _connect(address, port, timeout_s)
+        self.reader = self.conn.makefile("rb")
+        self.offset_s = self._clock_offset()
+
+    def _clock_offset(self, samples: int = 15) -> float:
+        """Server clock minus this host's, from the request with the shortest round trip."""
+        best = None
+        for _ in range(samples):
+            sent = time.monotonic()
+            self.conn.sendall(b"T\n")
+            server = float(self.reader.readline())
+            back = time.monotonic()
+            if best is None or back - sent < best[0]:
+                best = (back - sent, server - (sent + back) / 2)
+        assert best is not None
+        return best[1]
+
+    def now(self) -> float:
+        """The server's clock, read here."""
+        return time.monotonic() + self.offset_s
+
+    def put(self, key: str, value: str) -> None:
+        data = value.encode()
+        self.conn.sendall(f"PUT {key} {len(data)}\n".encode() + data)
+        if self.conn.recv(1) != b"k":
+            raise ConnectionError("the probe server did not store a message")
+
+    def get(self, key: str) -> str:
+        self.conn.sendall(f"GET {key}\n".encode())
+        length = int(self.reader.readline())
+        return self.reader.read(length).decode()
+
+    def quit(self) -> None:
+        self.conn.sendall(b"QUIT\n")
+        self.conn.recv(1)
+
+    def close(self) -> None:
+        self.reader.close()
+        self.conn.close()
 
 
 def _connect(address: str, port: int, timeout_s: float = 10.0) -> socket.socket:
     deadline = time.monotonic() + timeout_s
     while True:
         try:
-            conn = socket.create_connection((address, port), timeout=60)
+            conn = socket.create_connection((address, port), timeout=10)
+            conn.settimeout(None)  # a mailbox GET waits as long as the other host's phase lasts
             conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             return conn
         except OSError:
@@ -119,12 +209,21 @@ def _pings(conn: socket.socket, count: int, interval_s: float) -> dict[str, list
 
 
 def run(address: str, port: int, plan: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    conn = _connect(address, port)
-    results = []
+    """Run a plan whose ``at`` times are on the server's clock; report times on that clock too."""
+    link = ServerLink(address, port)
+    try:
+        return _run_plan(link, plan)
+    finally:
+        link.close()
+
+
+def _run_plan(link: ServerLink, plan: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    conn, offset = link.conn, link.offset_s
+    results: list[dict[str, Any]] = []
     for action in plan:
         at = action.get("at")
         if at is not None:
-            time.sleep(max(0.0, at - time.monotonic()))
+            time.sleep(max(0.0, at - offset - time.monotonic()))
         op = action["op"]
         if op == "down":
             results.append(_download(conn, int(action["bytes"])))
@@ -134,8 +233,30 @@ def run(address: str, port: int, plan: list[dict[str, Any]]) -> list[dict[str, A
             results.append(_pings(conn, int(action["count"]), float(action.get("interval", 0.02))))
         else:
             raise ValueError(f"unknown probe action {op!r}")
-    conn.close()
+    for result in results:
+        for key in ("start", "first", "end"):
+            if key in result:
+                result[key] += offset
+        if "times" in result:
+            result["times"] = [t + offset for t in result["times"]]
     return results
+
+
+def follow_plans(address: str, port: int, task_index: int) -> None:
+    """A worker host of a real cluster: run each plan the orchestrating worker leaves for this
+    task on the server, and leave the results there, until the plan is ``stop``."""
+    link = ServerLink(address, port, timeout_s=600.0)
+    try:
+        sequence = 0
+        while True:
+            plan = json.loads(link.get(f"plan-{sequence}-{task_index}"))
+            if plan == "stop":
+                return
+            link.offset_s = link._clock_offset()
+            link.put(f"result-{sequence}-{task_index}", json.dumps(_run_plan(link, plan)))
+            sequence += 1
+    finally:
+        link.close()
 
 
 def main(argv: list[str]) -> None:
