@@ -1,0 +1,71 @@
+"""Prediction errors across network environments, with and without a probed link profile.
+
+    python benchmarks/environment_table.py ROOT
+
+ROOT holds ``<environment>/<model>-<bandwidth>/validation.json`` (``tracetool validate`` runs,
+one environment per queue and congestion control) and ``probes/<environment>-<bandwidth>.json``
+(``tracetool probe`` of the same link). For every measured point it prints the error of:
+
+V0  validate's own prediction: the default sharing law, the contention efficiency of the
+    model-shaped probe, the buffer's nominal time as latency;
+V1  a re-prediction from the link profile alone (line rate, latency with the measured standing
+    queue, contention efficiency, seniority and overtaking from join trials);
+V2  V0 with the link profile's latency (half the round trip plus the measured standing queue).
+
+and the median and max |error| per environment and variant, points with the CPU saturated left out.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(sys.argv[1]) if len(sys.argv) > 1 else Path("envval")
+REPLAY = "replay"
+
+
+def predict(graph: Path, workers: list[int], extra: list[str], out: Path) -> dict[int, float]:
+    if not (out / "prediction.json").exists():
+        subprocess.run([REPLAY, "predict", str(graph), "--workers", ",".join(map(str, workers)), "--steps", "40",
+                        "--warmup", "2", "--seeds", "5", "--no-timelines", "--out", str(out), *extra],
+                       check=True, capture_output=True, text=True)
+    return {p["workers"]: p["steps_per_second"] for p in json.loads((out / "prediction.json").read_text())["points"]}
+
+
+def main() -> None:
+    rows = []
+    for vfile in sorted(ROOT.glob("*/*/validation.json")):
+        env, point = vfile.parent.parent.name, vfile.parent.name
+        v = json.loads(vfile.read_text())
+        bw = point.rsplit("-", 1)[1]
+        profile = ROOT / "probes" / f"{env}-{bw}.json"
+        workers = [r["workers"] for r in v["rows"]]
+        graph = vfile.parent / "graph.json"
+        link = v["prediction_link"]
+        variants = {"V0": {r["workers"]: r["predicted"] for r in v["rows"]}}
+        if profile.exists():
+            lp = json.loads(profile.read_text())["derived"]
+            variants["V1"] = predict(graph, workers, ["--link-profile", str(profile)], vfile.parent / "re-V1")
+            variants["V2"] = predict(graph, workers, ["--bandwidth", str(v["bandwidth_bps"]), "--latency",
+                                                      f"{lp['latency_s']}s", "--contention-efficiency",
+                                                      str(link["contention_efficiency"])], vfile.parent / "re-V2")
+        for r in v["rows"]:
+            w = r["workers"]
+            errs = {k: 100 * (p[w] / r["measured"] - 1) for k, p in variants.items()}
+            rows.append((env, point, w, r["measured"], r.get("cpu_saturated", False), errs))
+            shown = " ".join(f"{k} {e:+6.1f}%" for k, e in errs.items())
+            cpu = " CPU" if r.get("cpu_saturated") else ""
+            print(f"{env:12s} {point:18s} {w} {r['measured']:7.3f} {shown}{cpu}", flush=True)
+    for env in sorted({r[0] for r in rows}):
+        sub = [r for r in rows if r[0] == env and not r[4]]
+        for k in ("V0", "V1", "V2"):
+            e = [abs(r[5][k]) for r in sub if k in r[5]]
+            if e:
+                print(f"{env:12s} {k}: {len(e)} points, median {statistics.median(e):.1f}%, max {max(e):.1f}%")
+
+
+if __name__ == "__main__":
+    main()
