@@ -47,6 +47,23 @@ class DirectionProfile:
     trials: int
 
 
+# The most a transfer's last byte waits behind a loaded direction's queue, in the replay's latency.
+# One worker's steps on a shaped link show a delay per transfer of about the queue's time when the
+# queue is shallow (5 ms: the validation table's one-worker points within 3.5%), but not when it is
+# deep: with a 100 ms buffer, where the probe measured a standing queue of 78 ms upstream under
+# CUBIC, the one-worker steps of alexnet, vgg, resnet and inception at 25mbit fit 0.2 to 6 ms
+# (CUBIC) and 0.2 to 4 ms (BBR) (benchmarks/latency_fit.py; docs/network-probe.md). A lone
+# connection's own bytes fill the queue it waits behind, so the line stays busy and its last
+# byte leaves when the fluid model says; what remains is a delay of a few ms that does not grow
+# with the buffer. Taking the whole standing queue predicted one worker 11 to 29% slow there.
+QUEUE_WAIT_CAP_S = 0.005
+
+
+def queue_wait_s(standing_queue_s: float) -> float:
+    """The part of a direction's standing queue that the replay adds to every transfer's latency."""
+    return min(max(0.0, standing_queue_s), QUEUE_WAIT_CAP_S)
+
+
 @dataclass(frozen=True)
 class LinkProfile:
     download: DirectionProfile
@@ -61,7 +78,7 @@ class LinkProfile:
     @property
     def latency_s(self) -> float:
         queue = (self.download.queue_delay_s + self.upload.queue_delay_s) / 2
-        return self.rtt_idle_s / 2 + queue
+        return self.rtt_idle_s / 2 + queue_wait_s(queue)
 
     @property
     def contention_efficiency(self) -> float:

@@ -8,7 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from replay.link_profile import DirectionProfile, LinkProfile, link_profile_from_json, load_link_profile
+from replay.link_profile import (
+    QUEUE_WAIT_CAP_S,
+    DirectionProfile,
+    LinkProfile,
+    link_profile_from_json,
+    load_link_profile,
+)
 from tests.conftest import needs_root
 from tracetool.cluster.topology import QueueSize
 from tracetool.errors import ToolError
@@ -77,6 +83,9 @@ def _profile(**direction: float) -> LinkProfile:
 def test_the_profile_gives_the_replay_its_link_and_sharing_law():
     profile = _profile()
     assert profile.latency_s == pytest.approx(0.0001 + 0.005)
+    # a deep buffer's standing queue (78 ms) delays a transfer by no more than the cap
+    assert _profile(queue_delay_s=0.078).latency_s == pytest.approx(0.0001 + 0.005)
+    assert _profile(queue_delay_s=0.002).latency_s == pytest.approx(0.0001 + 0.002)
     overtake, overtake_time_s = profile.overtake()
     assert overtake == pytest.approx(0.4)
     assert min(overtake, overtake_time_s / 0.5) == pytest.approx(0.1)  # the law passes through the long chance
@@ -115,7 +124,7 @@ def test_replay_predict_takes_link_rate_latency_and_sharing_from_the_profile(tmp
     prediction = json.loads((tmp_path / "p" / "prediction.json").read_text())
     link, settings = prediction["link"], prediction["settings"]
     assert link["download_bandwidth_bps"] == pytest.approx(100e6)
-    assert link["latency_s"] == pytest.approx(0.1001)
+    assert link["latency_s"] == pytest.approx(0.0001 + QUEUE_WAIT_CAP_S)  # a deep queue adds at most the cap
     assert link["contention_efficiency"] == pytest.approx(0.95)
     assert settings["seniority"] == 2.0 and settings["overtake"] == 0.4
     assert settings["overtake_time_s"] == pytest.approx(0.05)

@@ -10,10 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from replay.link_profile import QUEUE_WAIT_CAP_S
 from tests.conftest import REPO_ROOT, needs_root
 from tracetool.cli import build_parser
 from tracetool.errors import ToolError
-from tracetool.measure.validate import compare, error_pct, standing_queue_delay_s, summarize
+from tracetool.measure.validate import compare, error_pct, format_table, standing_queue_delay_s, summarize
 
 
 def tracetool_argv(*args: str) -> list[str]:
@@ -76,11 +77,32 @@ def test_prediction_between_the_slowest_and_fastest_run_is_counted():
     assert summarize(rows)["within_measured_runs"] == 1
 
 
+def test_runs_outside_the_regimes_are_flagged():
+    """Each measured run must fall between the bunching regime's slowest seed and the pipeline's
+    fastest; a run slower than both is named, and the summary counts the rows that hold."""
+    regimes = [{"workers": n, "low": 2.1, "high": 2.5, "bunching_chance": 0.5} for n in (2, 3)]
+    inside = {**_measured(2, 2.3), "run_steps_per_second": [2.2, 2.4]}
+    outside = {**_measured(3, 2.2), "run_steps_per_second": [2.0, 2.4]}
+    rows = compare([_predicted(2, 2.3), _predicted(3, 2.3)], [inside, outside], regimes=regimes)
+    assert [r["within_regimes"] for r in rows] == [True, False]
+    assert rows[1]["runs_outside_regimes"] == [2.0]
+    summary = summarize(rows)
+    assert (summary["with_regimes"], summary["within_regimes"]) == (2, 1)
+    assert "outside the regimes" in format_table("t", rows, summary).splitlines()[3]
+
+
 def test_standing_queue_delay_is_the_shaped_queue_time():
     """A queue sized for 5 ms of traffic delays a busy link's bytes by 5 ms; an unshaped run has no queue."""
     shaped = {"bandwidth_bps": 100e6, "shaping": {"queue_latency_ms": 5, "queue_limit_bytes": 125_000}}
     assert standing_queue_delay_s(shaped) == pytest.approx(0.005)
     assert standing_queue_delay_s({"bandwidth_bps": None, "shaping": None}) == 0.0
+
+
+def test_a_deep_buffer_adds_no_more_than_the_cap():
+    """A 100 ms buffer delays a lone worker's transfers by a few ms, not by its depth."""
+    deep = {"bandwidth_bps": 25e6, "shaping": {"queue_latency_ms": 100, "queue_limit_bytes": 328_884}}
+    assert standing_queue_delay_s(deep) == pytest.approx(QUEUE_WAIT_CAP_S)
+    assert QUEUE_WAIT_CAP_S == pytest.approx(0.005)
 
 
 @pytest.mark.cluster

@@ -85,6 +85,9 @@ def _measured(request: ValidateRequest, say: Any) -> dict[str, Any]:
 # phases never settle into turns (replay/engine/sharing.py).
 BOUND_SHARING = "fair"
 BOUND_PREDICTION_FILE = "prediction-fair.json"
+# The pipeline and bunching regimes of the default sharing (replay/regimes.py): the range a single
+# measured run may fall in where runs split between the two.
+REGIMES_PREDICTION_FILE = "prediction-regimes.json"
 
 
 def measured_link(graph: Any, bandwidth_bps: float | None, latency_s: float, contention_efficiency: float = 1.0) -> Any:
@@ -178,13 +181,17 @@ def _read_link_probe(path: Path) -> dict[str, Any]:
 def predicted_points(graph: Any, profile_dir: Path, workers: list[int], bandwidth_bps: float | None,
                      latency_s: float, order: str, seeds: int, jobs: int, out_dir: Path,
                      contention_efficiency: float = 1.0,
-                     discipline: dict[str, Any] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+                     discipline: dict[str, Any] | None = None,
+                     ) -> tuple[dict[str, Any], dict[str, Any], list[dict[str, Any]] | None]:
     """Replay the profile's step graph for each worker count, once with the default sharing and
-    once with fair sharing; keep the graph beside them and return both predictions' JSON.
+    once with fair sharing, and, where the default sharing has them, in its two regimes
+    (``replay.regimes``); keep the graph beside them and return the three predictions' JSON
+    (the regimes None where there are none).
 
     ``discipline`` holds the replay settings of what was measured besides the link: ``sync``,
     ``replicas_to_aggregate`` and the slowed workers' ``worker_speeds``."""
     from replay import ReplaySettings, predict
+    from replay.regimes import predict_regimes
     from tracetool.graph.stepgraph import save_stepgraph
 
     save_stepgraph(graph, out_dir / "graph.json")
@@ -193,11 +200,15 @@ def predicted_points(graph: Any, profile_dir: Path, workers: list[int], bandwidt
     try:
         prediction = predict(graph, workers, link, settings).to_json_dict()
         bound = predict(graph, workers, link, replace(settings, sharing=BOUND_SHARING)).to_json_dict()
+        regime_points = predict_regimes(graph, workers, link, settings)
     except ValueError as exc:
         raise ToolError(f"replay refused the graph of {profile_dir}: {exc}") from None
     write_json_atomically(out_dir / "prediction.json", prediction)
     write_json_atomically(out_dir / BOUND_PREDICTION_FILE, bound)
-    return prediction, bound
+    regimes = None if regime_points is None else [r.to_json_dict() for r in regime_points]
+    if regimes is not None:
+        write_json_atomically(out_dir / REGIMES_PREDICTION_FILE, {"points": regimes})
+    return prediction, bound, regimes
 
 
 def measured_discipline(measured: dict[str, Any]) -> dict[str, Any]:
@@ -235,20 +246,27 @@ def standing_queue_delay_s(measured: dict[str, Any]) -> float:
     traffic (5 ms), with a floor of 32 full frames at low rates; the floor is not what TCP keeps
     queued: with the whole limit as latency (21 ms at 25mbit) one worker came out 4-9% slow at
     25mbit, with the nominal 5 ms every one-worker point on a quiet machine within 3.5% but one.
-    The replay takes the nominal time as the link's one-way latency; an unshaped run has none.
+    The replay takes the nominal time as the link's one-way latency, up to
+    ``replay.link_profile.QUEUE_WAIT_CAP_S``: a deep buffer (100 ms) does not delay a lone
+    worker's transfers by its depth (one worker was predicted 11-29% slow with it); an unshaped
+    run has none.
     """
+    from replay.link_profile import queue_wait_s
+
     shaping = measured.get("shaping") or {}
     queue_ms = shaping.get("queue_latency_ms")
     if not queue_ms or not measured.get("bandwidth_bps"):
         return 0.0
-    return float(queue_ms) / 1e3
+    return queue_wait_s(float(queue_ms) / 1e3)
 
 
 def compare(predicted: list[dict[str, Any]], measured: list[dict[str, Any]],
-            bound: list[dict[str, Any]] | None = None, compared: Compared = WORKER_STEPS) -> list[dict[str, Any]]:
+            bound: list[dict[str, Any]] | None = None, compared: Compared = WORKER_STEPS,
+            regimes: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
     """One row per worker count in both: ``compared``'s rate predicted against measured."""
     by_workers = {p["workers"]: p for p in predicted}
     bound_by_workers = {p["workers"]: p for p in bound or []}
+    regimes_by_workers = {r["workers"]: r for r in regimes or []}
     rows = []
     for m in sorted(measured, key=lambda p: p["workers"]):
         p = by_workers.get(m["workers"])
@@ -265,6 +283,18 @@ def compare(predicted: list[dict[str, Any]], measured: list[dict[str, Any]],
                 # equal sharing, phases never settling into turns: the pessimistic end
                 "predicted_fair": fair["value"],
                 "within_sharing_band": min(want["min"], fair["min"]) <= got["value"] <= max(want["max"], fair["max"]),
+            }
+        regime = regimes_by_workers.get(m["workers"])
+        if regime is not None:
+            # A single run settles into a pipeline or keeps bunching; each run should fall in the
+            # range of the two regimes' seeds (replay/regimes.py).
+            band |= {
+                "predicted_regime_low": regime["low"],
+                "predicted_regime_high": regime["high"],
+                "bunching_chance": regime["bunching_chance"],
+                "runs_outside_regimes": [v for v in runs if not regime["low"] <= v <= regime["high"]],
+                "within_regimes": regime["low"] <= got["value"] <= regime["high"]
+                and all(regime["low"] <= v <= regime["high"] for v in runs),
             }
         if compared is not WORKER_STEPS:
             band.update(synchronous_details(p, m))
@@ -306,6 +336,8 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
             "mean_signed_error_pct": statistics.fmean(r["error_pct"] for r in selected) if errors else None,
             "within_predicted_range": sum(1 for r in selected if r.get("within_predicted_range")),
             "within_sharing_band": sum(1 for r in selected if r.get("within_sharing_band")),
+            "with_regimes": sum(1 for r in selected if "within_regimes" in r),
+            "within_regimes": sum(1 for r in selected if r.get("within_regimes")),
             "within_measured_runs": sum(1 for r in selected if len(r.get("measured_runs", [])) > 1
                                         and r.get("within_measured_runs")),
         }
@@ -315,14 +347,18 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def format_table(title: str, rows: list[dict[str, Any]], summary: dict[str, Any], unit: str = "steps/s") -> str:
-    lines = [title, f"{'workers':>7} {'predicted':>10} {'seed range':>13} {'fair':>9} {'measured':>16} "
-                    f"{'error':>8}  CPU cores"]
+    lines = [title, f"{'workers':>7} {'predicted':>10} {'seed range':>13} {'regimes':>13} {'fair':>9} "
+                    f"{'measured':>16} {'error':>8}  CPU cores"]
     for r in rows:
         cpu = f"{r['cpu_cores']:.2f}" if r["cpu_cores"] is not None else "-"
         flag = "  saturated" if r["cpu_saturated"] else ""
+        if "within_regimes" in r and not r["within_regimes"]:
+            flag += "  outside the regimes"
         low, high = r.get("predicted_min", r["predicted"]), r.get("predicted_max", r["predicted"])
+        regimes = (f"{r['predicted_regime_low']:>6.3f}-{r['predicted_regime_high']:<6.3f}"
+                   if "predicted_regime_low" in r else f"{'-':>13}")
         fair = f"{r['predicted_fair']:>9.3f}" if "predicted_fair" in r else f"{'-':>9}"
-        lines.append(f"{r['workers']:>7} {r['predicted']:>10.3f} {low:>6.3f}-{high:<6.3f} {fair} "
+        lines.append(f"{r['workers']:>7} {r['predicted']:>10.3f} {low:>6.3f}-{high:<6.3f} {regimes} {fair} "
                      f"{r['measured']:>9.3f} +-{r['measured_ci95']:<5.3f}"
                      f" {r['error_pct']:>+7.1f}%  {cpu}{flag}")
     if summary["points"]:
@@ -331,8 +367,10 @@ def format_table(title: str, rows: list[dict[str, Any]], summary: dict[str, Any]
         repeated = any(len(r.get("measured_runs", [])) > 1 for r in rows)
         runs = (f"; {summary['within_measured_runs']} predicted within the measured runs' range"
                 if repeated else "")
+        regimes = (f"; {summary['within_regimes']} of {summary['with_regimes']} with every run within the "
+                   "pipeline and bunching regimes" if summary.get("with_regimes") else "")
         lines.append(f"{unit}; median |error| {summary['median_abs_error_pct']:.1f}%, "
-                     f"max |error| {summary['max_abs_error_pct']:.1f}%{band}{runs}")
+                     f"max |error| {summary['max_abs_error_pct']:.1f}%{band}{runs}{regimes}")
     return "\n".join(lines)
 
 
@@ -347,6 +385,10 @@ def plot_png(title: str, rows: list[dict[str, Any]], unit: str = "steps/s") -> b
     ax.fill_between(workers, [r.get("predicted_min", r["predicted"]) for r in rows],
                     [r.get("predicted_max", r["predicted"]) for r in rows], alpha=0.15,
                     label="predicted, min-max over seeds")
+    if all("predicted_regime_low" in r for r in rows):
+        ax.fill_between(workers, [r["predicted_regime_low"] for r in rows], [r["predicted_regime_high"] for r in rows],
+                        alpha=0.12, hatch="//", edgecolor="gray", facecolor="none",
+                        label="predicted regimes (pipeline to bunching)")
     if all("predicted_fair" in r for r in rows):
         ax.plot(workers, [r["predicted_fair"] for r in rows], linestyle="--", marker="^",
                 label="predicted with fair sharing (no turns)")
@@ -558,11 +600,11 @@ def _validate_into(request: ValidateRequest, measured_file: dict[str, Any] | Non
     say("predicting with the replay engine" + (f" (link latency: {queue_delay_s * 1e3:.1f} ms of shaped queue)"
                                                  if queue_delay_s else ""))
     discipline = measured_discipline(measured)
-    prediction, bound = predicted_points(graph, profile_dir, list(m.workers), m.bandwidth_bps, latency_s,
-                                         request.order, request.seeds, request.jobs, out_dir,
-                                         request.contention_efficiency, discipline)
+    prediction, bound, regimes = predicted_points(graph, profile_dir, list(m.workers), m.bandwidth_bps, latency_s,
+                                                  request.order, request.seeds, request.jobs, out_dir,
+                                                  request.contention_efficiency, discipline)
     compared = compared_for(m.sync)
-    rows = compare(prediction["points"], measured["points"], bound["points"], compared)
+    rows = compare(prediction["points"], measured["points"], bound["points"], compared, regimes)
     if not rows:
         raise ToolError("the prediction and the measurement share no worker count")
     summary = summarize(rows)
