@@ -3,6 +3,12 @@
 Prints figures; not a test. Run from the repository root:
 
     python benchmarks/bench_replay.py [--jobs 2] [--graphs traces/*/graph.json]
+    python benchmarks/bench_replay.py --kernel-only [--sweep-1024]
+
+The first part sets the compiled kernel (replay.engine.kernel) against the Python engine on the
+largest graph at 1, 32, 256 and 1024 workers, fair and fifo sharing, after timing the kernel's
+first call apart: compiling it from scratch (in a fresh process with an empty numba cache) and
+loading it from the cache.
 
 It measures the checkout it lives in, whatever copy of the package is installed.
 """
@@ -11,7 +17,10 @@ from __future__ import annotations
 
 import argparse
 import glob
+import os
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -19,8 +28,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import replay  # noqa: E402
 from replay.engine.compiled import compile_graph  # noqa: E402
+from replay.engine.kernel import simulate_fast  # noqa: E402
 from replay.engine.link import target_link  # noqa: E402
-from replay.engine.loop import DurationModel, simulate  # noqa: E402
+from replay.engine.loop import DurationModel, one_step_time_s, simulate  # noqa: E402
 from replay.sweep import ReplaySettings, default_jobs, predict  # noqa: E402
 from tracetool.graph.stepgraph import load_stepgraph  # noqa: E402
 
@@ -45,18 +55,106 @@ def ops_per_second(path: Path, workers: int, bandwidth_bps: float, sharing: str,
     return result.simulated_ops / wall, result.simulated_ops
 
 
+# Timed in a fresh interpreter: the first call of the kernel (compiling it, or loading it from
+# the cache), then a second identical call (warm).
+FIRST_CALL = """
+import sys, time
+sys.path.insert(0, {root!r})
+began = time.perf_counter()
+from replay.engine.compiled import compile_graph
+from replay.engine.kernel import simulate_fast
+from replay.engine.link import target_link
+from replay.engine.loop import DurationModel
+from tracetool.graph.stepgraph import load_stepgraph
+graph = load_stepgraph({graph!r})
+compiled, link = compile_graph(graph), target_link(graph, 1e9)
+imported = time.perf_counter()
+simulate_fast(compiled, 1, link, durations=DurationModel(deterministic=True), measured_steps=1, warmup_steps=0)
+first = time.perf_counter()
+simulate_fast(compiled, 1, link, durations=DurationModel(deterministic=True), measured_steps=1, warmup_steps=0)
+print(imported - began, first - imported, time.perf_counter() - first)
+"""
+
+
+def first_call_s(path: Path, cache_dir: str | None) -> tuple[float, float, float]:
+    """(import, first call, second call) seconds in a fresh process; ``cache_dir`` None: numba's own cache."""
+    env = dict(os.environ)
+    if cache_dir is not None:
+        env["NUMBA_CACHE_DIR"] = cache_dir
+    root = str(Path(__file__).resolve().parent.parent)
+    out = subprocess.run([sys.executable, "-c", FIRST_CALL.format(root=root, graph=str(path))], env=env, check=True,
+                         capture_output=True, text=True).stdout.split()
+    return float(out[0]), float(out[1]), float(out[2])
+
+
+def kernel_against_reference(path: Path, steps: int, worker_counts: tuple[int, ...]) -> None:
+    """ops/s of the kernel next to the reference on one graph, 1 Gbit/s, sampled durations."""
+    from replay.engine.sharing import sharing_model
+
+    with tempfile.TemporaryDirectory() as empty:
+        imported, cold, warm = first_call_s(path, empty)
+    _, cached, _ = first_call_s(path, None)
+    print(f"compiled kernel, first call: {cold:.1f} s compiling from scratch, {cached:.2f} s loading numba's cache; "
+          f"then {warm * 1e3:.1f} ms for the same one-step replay (imports {imported:.1f} s)")
+    graph = load_stepgraph(path)
+    compiled = compile_graph(graph)
+    link = target_link(graph, 1e9)
+    simulate_fast(compiled, 1, link, measured_steps=1)  # load the kernel in this process
+    print(f"{path.parent.name} ({compiled.n} nodes), 1 Gbit/s, {steps} measured steps per worker, sampled durations:")
+    print(f"{'sharing':>8} {'workers':>7} {'ops':>11} {'kernel ops/s':>13} {'reference ops/s':>16} {'speed-up':>8} "
+          f"{'same result':>11}")
+    for name in ("fair", "fifo"):
+        sharing = sharing_model(name)
+        stagger = one_step_time_s(compiled, link, sharing=sharing)
+        for workers in worker_counts:
+            kwargs = dict(sharing=sharing, durations=DurationModel(), measured_steps=steps, stagger_s=stagger)
+            began = time.perf_counter()
+            fast = simulate_fast(compiled, workers, link, **kwargs)
+            kernel_s = time.perf_counter() - began
+            began = time.perf_counter()
+            reference = simulate(compiled, workers, link, **kwargs)
+            reference_s = time.perf_counter() - began
+            ops = reference.simulated_ops
+            print(f"{name:>8} {workers:>7} {ops:>11,} {fast.simulated_ops / kernel_s:>13,.0f} "
+                  f"{ops / reference_s:>16,.0f} {reference_s / kernel_s:>7.0f}x {str(fast == reference):>11}")
+
+
+def sweep_to_1024(path: Path, jobs: int) -> None:
+    """A 1 to 1024 worker sweep (powers of two) of one graph, fair, default steps and seeds, on the kernel."""
+    graph = load_stepgraph(path)
+    workers = [2**k for k in range(11)]
+    settings = ReplaySettings(sharing="fair", engine="compiled", jobs=jobs)
+    began = time.perf_counter()
+    prediction = predict(graph, workers, target_link(graph, 1e9), settings)
+    wall = time.perf_counter() - began
+    ops = sum(p.simulated_ops for p in prediction.points)
+    print(f"  sweep 1,2,4,...,1024 workers, fair, compiled, jobs {jobs}: {wall:6.1f} s wall, {ops:>13,} ops, "
+          f"{ops / wall:>12,.0f} ops/s")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--graphs", nargs="*", default=sorted(glob.glob("traces/*/graph.json")))
     parser.add_argument("--jobs", type=int, default=default_jobs())
     parser.add_argument("--steps", type=int, default=None, help="measured steps per worker (default: the tool's)")
     parser.add_argument("--every-n", action="store_true", help="also sweep every worker count 1..64 (minutes)")
+    parser.add_argument("--kernel-only", action="store_true", help="only the compiled kernel against the reference")
+    parser.add_argument("--kernel-steps", type=int, default=5,
+                        help="measured steps per worker in the kernel comparison (default %(default)s)")
+    parser.add_argument("--sweep-1024", action="store_true", help="also time a 1 to 1024 worker sweep on the kernel")
     args = parser.parse_args()
     paths = [Path(p) for p in args.graphs]
     if not paths:
         raise SystemExit("no step graphs found; give --graphs")
 
     print(f"replay package: {Path(replay.__file__).parent}")
+    largest = max(paths, key=lambda p: len(load_stepgraph(p).nodes))
+    kernel_against_reference(largest, args.kernel_steps, (1, 32, 256, 1024))
+    if args.sweep_1024:
+        sweep_to_1024(largest, args.jobs)
+    if args.kernel_only:
+        return
+    print()
     print("single replays, one core (ops/s = graph nodes completed per second of wall time)")
     print(f"{'graph':<12} {'nodes':>5} {'workers':>7} {'link':>9} {'sharing':>8} {'ops':>9} {'ops/s':>10}")
     for path in paths:
@@ -68,12 +166,13 @@ def main() -> None:
                 f"{ops:>9} {rate:>10,.0f}"
             )
 
-    largest = max(paths, key=lambda p: len(load_stepgraph(p).nodes))
     graph = load_stepgraph(largest)
-    base = ReplaySettings() if args.steps is None else ReplaySettings(measured_steps=args.steps)
+    base = ReplaySettings(engine="python") if args.steps is None else ReplaySettings(measured_steps=args.steps,
+                                                                                    engine="python")
     print()
     print(
         f"sweeps on the largest graph ({largest.parent.name}, {len(graph.nodes)} nodes), 1 Gbit/s, fair, "
+        "Python engine, "
         f"{base.measured_steps} steps, {base.seeds} seeds"
     )
     sweeps = [("1,2,4,...,64", [1, 2, 4, 8, 16, 32, 64])]

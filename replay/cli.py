@@ -62,6 +62,7 @@ def replay_settings(args: argparse.Namespace, **discipline: object):  # noqa: AN
         calibrate=not args.no_calibration,
         worker_speeds=parse_worker_speeds(args.worker_speeds),
         slowdown=args.slowdown,
+        engine=getattr(args, "engine", "auto"),
         **{"sync": getattr(args, "sync", "async"), "staleness": args.staleness,
            "replicas_to_aggregate": args.replicas_to_aggregate, "cutoff": args.cutoff, **discipline},
     )
@@ -301,6 +302,11 @@ def build_parser() -> argparse.ArgumentParser:
         "per R gradients, stale gradients dropped), backup (sync with R = N - 1 by default), cutoff (rounds closed "
         "at --cutoff, late workers interrupted) or saps (asynchronous; a worker whose step is more than "
         "--staleness updates old is restarted)",
+    )
+    p.add_argument(
+        "--engine", choices=["auto", "python", "compiled"], default="auto",
+        help="event loop: auto (default; the compiled kernel where it holds the configuration and numba runs, else "
+        "the Python engine), python (the reference) or compiled (the kernel, or an error naming what it lacks)",
     )
     p.add_argument("--no-timelines", action="store_true", help="do not write timeline-<N>.json")
     p.add_argument(

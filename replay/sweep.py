@@ -13,6 +13,7 @@ import multiprocessing
 import os
 import signal
 import statistics
+import sys
 import time
 from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
@@ -22,6 +23,7 @@ from typing import Any
 
 from replay.calibration import Calibration, calibrate_compute_scale
 from replay.engine.compiled import CompiledGraph, compile_graph
+from replay.engine.kernel import KernelUnavailable, compile_kernel, simulate_fast, unsupported_setting
 from replay.engine.link import LinkConfig, profiled_link
 from replay.engine.loop import DurationModel, ReplayTimeOverflow, RunResult, one_step_time_s, simulate
 from replay.engine.order import OrderPolicy, order_policy
@@ -51,6 +53,8 @@ MAX_REPLAY_WORKERS = 4096
 # The most ops one sweep may replay: about 2 hours on one core at the engine's typical speed.
 MAX_SIMULATED_OPS = 10**9
 ENGINE_OPS_PER_SECOND = 150_000
+# The event loops a sweep may use (ReplaySettings.engine).
+ENGINES = ("auto", "python", "compiled")
 
 
 @dataclass(frozen=True)
@@ -126,6 +130,9 @@ class ReplaySettings:
     link_profile: str = ""  # the link profile the sharing parameters came from, if any
     # where the seniority sharing parameters came from: "defaults", "given" (options) or "link profile"
     sharing_source: str = "defaults"
+    # Which event loop replays: "auto" (the compiled kernel where it holds the configuration and
+    # numba runs, else the Python engine), "python" (the reference) or "compiled" (the kernel or an error).
+    engine: str = "auto"
 
     def discipline(self) -> SyncDiscipline:
         return sync_discipline(self.sync, self.staleness, self.replicas_to_aggregate, self.cutoff)
@@ -250,7 +257,18 @@ def _run_one(task: tuple[int, int]) -> tuple[int, int, RunResult, float]:
     workers, seed = task
     s = _POOL_STATE
     began = time.perf_counter()
-    result = simulate(
+    engine = simulate_fast if s["engine"] != "python" and _kernel_gap(s, workers) is None else simulate
+    try:
+        result = _replay_with(engine, s, workers, seed)
+    except KernelUnavailable as exc:  # "auto" only: "compiled" was tried in the main process first
+        _engine_notice(str(exc))
+        s["engine"] = "python"
+        result = _replay_with(simulate, s, workers, seed)
+    return workers, seed, result, time.perf_counter() - began
+
+
+def _replay_with(engine: Any, s: dict[str, Any], workers: int, seed: int) -> RunResult:
+    return engine(
         s["compiled"],
         workers,
         s["link"],
@@ -265,7 +283,47 @@ def _run_one(task: tuple[int, int]) -> tuple[int, int, RunResult, float]:
         worker_speeds=s["worker_speeds"],
         discipline=s["discipline"],
     )
-    return workers, seed, result, time.perf_counter() - began
+
+
+def _kernel_gap(s: dict[str, Any], workers: int) -> str | None:
+    """The setting that keeps this replay off the compiled kernel, or None."""
+    return unsupported_setting(workers=workers, link=s["link"], sharing=s["sharing"], order=s["order"],
+                               discipline=s["discipline"], slowdown=s["slowdown"], worker_speeds=s["worker_speeds"])
+
+
+_NOTICES: set[str] = set()
+
+
+def _engine_notice(reason: str) -> None:
+    """Say once per process, in one line, that the Python engine replays instead of the kernel."""
+    if not _NOTICES:
+        print(f"notice: the compiled replay kernel is unavailable ({reason}); replaying with the Python engine",
+              file=sys.stderr)
+    _NOTICES.add(reason)
+
+
+def _choose_engine(state: dict[str, Any], workers: list[int], engine: str) -> str:
+    """The sweep's engine: "python", or the kernel compiled (or loaded from numba's cache) here,
+    before any pool process starts, so that they inherit it instead of each compiling it.
+    "compiled" refuses, in one line, a configuration or a machine the kernel cannot serve."""
+    if engine == "python":
+        return engine
+    gaps = {n: _kernel_gap(state, n) for n in workers}
+    missing = next((gap for gap in gaps.values() if gap is not None), None)
+    if engine == "compiled" and missing is not None:
+        raise ToolError(f"--engine compiled: {missing} is not in the compiled kernel yet; use --engine auto to replay "
+                        "it with the Python engine")
+    served = [n for n, gap in gaps.items() if gap is None]
+    if not served:
+        return "python"
+    reason = compile_kernel(state["compiled"], min(served), state["link"], sharing=state["sharing"],
+                            order=state["order"])
+    if reason is None:
+        return engine
+    if engine == "compiled":
+        raise ToolError(f"--engine compiled: {reason}")
+    _engine_notice(reason)
+    return "python"
 
 
 def _summarize(workers: int, runs: list[RunResult], batch_size: int, wall_s: float) -> Point:
@@ -349,6 +407,7 @@ def run_sweep(
         "worker_speeds": tuple(settings.worker_speeds),
         "discipline": settings.discipline(),
     }
+    state["engine"] = _choose_engine(state, workers, settings.engine)
     # Largest worker counts first: they take longest, so the pool stays balanced.
     tasks = [(n, settings.seed + k) for n in sorted(workers, reverse=True) for k in range(settings.seeds)]
     jobs = max(1, min(settings.jobs, len(tasks)))
@@ -399,6 +458,8 @@ def check_settings(settings: ReplaySettings) -> None:
         raise ToolError(f"--jobs must be at least 1, got {settings.jobs}")
     if settings.max_streams is not None and settings.max_streams < 1:
         raise ToolError(f"--max-streams must be at least 1, got {settings.max_streams}")
+    if settings.engine not in ENGINES:
+        raise ToolError(f"--engine must be one of {', '.join(ENGINES)}, got {settings.engine!r}")
     check_worker_speeds(tuple(settings.worker_speeds))
     parse_slowdown(settings.slowdown)
     settings.discipline()

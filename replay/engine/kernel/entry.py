@@ -1,0 +1,209 @@
+"""``simulate_fast``: the compiled kernel behind the reference engine's signature and result.
+
+It checks the configuration (``support``), lays the graph out (``layout``), makes the random
+draws that the reference makes before its loop (the seed of its Python generator, the workers'
+start offsets, their first steps' durations) in the same order from the same NumPy generator,
+hands that generator to the kernel for every later step, and turns the kernel's books into a
+``RunResult`` with the reference's arithmetic, so both engines give the same floats.
+
+numba is imported on first use, not with this module: ``kernel_unavailable`` says why it cannot
+be used (not installed, or its import failed), and a kernel that fails to compile raises
+``KernelUnavailable``, which callers turn into a fallback to the reference.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+from types import ModuleType
+
+import numpy as np
+
+from replay.engine.compiled import CompiledGraph
+from replay.engine.kernel.layout import draw_hold_s, layout_graph
+from replay.engine.kernel.support import sharing_code, unsupported_setting
+from replay.engine.link import LinkConfig
+from replay.engine.loop import (
+    DurationModel,
+    ReplayTimeOverflow,
+    RunResult,
+    _staleness,  # the reference's own summary, so both engines report alike
+    _time_overflow,
+)
+from replay.engine.order import OrderPolicy
+from replay.engine.sharing import SharingModel
+from replay.engine.slowdown import NO_SLOWDOWN, SlowdownSpec
+from replay.sync.base import SyncDiscipline
+
+# The reference's default: durations drawn from the samples, unscaled.
+DRAWN_DURATIONS = DurationModel()
+
+
+class KernelUnavailable(RuntimeError):
+    """numba is missing or could not compile the kernel; the reference engine still can replay."""
+
+
+@functools.cache
+def _kernel_module() -> ModuleType | str:
+    """The compiled loop's module, or why it cannot be had (imported once per process)."""
+    try:
+        return importlib.import_module("replay.engine.kernel.event_loop")
+    except ImportError as exc:
+        return f"numba cannot be imported ({exc})"
+    except Exception as exc:  # numba present but broken (a mismatched llvmlite, say)
+        return f"numba failed to load ({type(exc).__name__}: {exc})"
+
+
+def kernel_unavailable() -> str | None:
+    """Why the compiled kernel cannot run in this process, or None when it can."""
+    module = _kernel_module()
+    return module if isinstance(module, str) else None
+
+
+def compile_kernel(compiled: CompiledGraph, workers: int, link: LinkConfig, *, sharing: SharingModel | None = None,
+                   order: OrderPolicy | None = None) -> str | None:
+    """Compile the kernel (or load it from numba's cache) with a one-step replay of this graph, so
+    that a sweep's processes inherit it compiled; returns why it cannot run, or None."""
+    reason = kernel_unavailable()
+    if reason is not None:
+        return reason
+    try:
+        simulate_fast(compiled, workers, link, sharing=sharing, order=order,
+                      durations=DurationModel(deterministic=True), measured_steps=1, warmup_steps=0)
+    except KernelUnavailable as exc:
+        return str(exc)
+    return None
+
+
+def simulate_fast(
+    compiled: CompiledGraph,
+    workers: int,
+    link: LinkConfig,
+    *,
+    sharing: SharingModel | None = None,
+    order: OrderPolicy | None = None,
+    durations: DurationModel = DRAWN_DURATIONS,
+    measured_steps: int = 40,
+    warmup_steps: int = 2,
+    seed: int = 0,
+    record_steps: int = 0,
+    stagger_s: float = 0.0,
+    slowdown: SlowdownSpec = NO_SLOWDOWN,
+    worker_speeds: tuple[float, ...] = (),
+    discipline: SyncDiscipline | None = None,
+) -> RunResult:
+    """``replay.engine.loop.simulate`` for the configurations ``kernel_supports`` accepts, with the
+    same arguments and the same ``RunResult``. Raises ``ValueError`` for a configuration the
+    kernel does not hold and ``KernelUnavailable`` when numba cannot run it."""
+    if workers < 1:
+        raise ValueError("workers must be at least 1")
+    if measured_steps < 1 or warmup_steps < 0:
+        raise ValueError("need at least one measured step and no negative warm-up")
+    if seed < 0:
+        raise ValueError(f"seed must be zero or more (numpy's generators take no negative seed), got {seed}")
+    missing = unsupported_setting(workers=workers, link=link, sharing=sharing, order=order, discipline=discipline,
+                                  slowdown=slowdown, worker_speeds=worker_speeds, record_steps=record_steps)
+    if missing is not None:
+        raise ValueError(f"{missing} is not in the compiled kernel yet")
+    module = _kernel_module()
+    if isinstance(module, str):
+        raise KernelUnavailable(module)
+
+    graph = layout_graph(compiled, workers, durations.compute_scale, order)
+    n = compiled.n
+    deterministic = durations.deterministic
+    np_rng = np.random.default_rng(seed)
+    np_rng.integers(0, 2**63 - 1)  # the reference seeds its Python generator (order ranks) with this draw
+    begin = np.zeros(workers, dtype=np.float64)
+    hold = graph.mean_hold_s if deterministic else np.empty((workers, n), dtype=np.float64)
+    for w in range(workers):
+        if w == 0 or stagger_s <= 0.0:
+            begin[w] = 0.0
+        elif deterministic:
+            begin[w] = stagger_s * w / workers
+        else:
+            begin[w] = float(np_rng.uniform(0.0, stagger_s))
+        if not deterministic:
+            hold[w] = draw_hold_s(graph, np_rng)
+
+    try:
+        raw = module.replay_async(
+            graph.kind, graph.succ_ptr, graph.succ_idx, graph.indegree, graph.lane, graph.lane_rank,
+            graph.order_rank, graph.bits, graph.ps_gap_s, graph.sample_offset, graph.sample_count, graph.samples_us,
+            graph.op_scale_s, graph.held_gap_s, graph.lane_offset, graph.lane_width, graph.ps_queue_offset,
+            graph.ps_queue_capacity, graph.transfers_per_worker, graph.start, graph.n_downloads,
+            graph.n_worker_lanes, graph.n_ps_lanes,
+            workers, warmup_steps, measured_steps * workers, link.latency_s + link.per_transfer_overhead_s,
+            sharing_code(sharing), link.reverse_ack_overhead > 0.0, link.contention_efficiency < 1.0,
+            link.contention_efficiency,
+            np.array([link.download_payload_bps(), link.upload_payload_bps()]),
+            np.array([link.download_payload_bps_while_uploading(), link.upload_payload_bps_while_downloading()]),
+            np.array([float(link.worker_payload_caps(workers, upload=False)),
+                      float(link.worker_payload_caps(workers, upload=True))]),
+            begin, hold, not deterministic, np_rng,
+        )
+    except Exception as exc:
+        if _is_numba_error(exc):
+            raise KernelUnavailable(f"numba could not compile the kernel ({type(exc).__name__}: "
+                                    f"{str(exc).splitlines()[0] if str(exc) else ''})") from exc
+        raise
+    return _run_result(compiled, workers, link, raw, module)
+
+
+def _is_numba_error(exc: Exception) -> bool:
+    return type(exc).__module__.startswith(("numba", "llvmlite"))
+
+
+def _run_result(compiled: CompiledGraph, workers: int, link: LinkConfig, raw: tuple, module: ModuleType) -> RunResult:
+    """The reference's closing arithmetic on the kernel's books (lists of Python floats, summed
+    with ``sum`` as the reference sums its lists)."""
+    (status, ops, t0, t1, counted, own_steps, first_end, last_end, books0, books1, accounts0, accounts1,
+     staleness, in_flight) = raw
+    if status == module.STATUS_TIME_OVERFLOW:
+        raise _time_overflow()
+    if status != module.STATUS_WINDOW_CLOSED:
+        if in_flight:
+            # Transfers in flight whose finish is not a finite time: the clock overflowed.
+            raise _time_overflow()
+        raise RuntimeError("replay ended before the measurement window closed")
+    t0, t1 = float(t0), float(t1)
+    window = t1 - t0
+    own = own_steps.tolist()
+    firsts = first_end.tolist()
+    lasts = last_end.tolist()
+    spans_resolved = all(b > a for a, b in zip(firsts, lasts, strict=True))
+    if all(own) and spans_resolved:
+        rate = sum(k / (b - a) for k, a, b in zip(own, firsts, lasts, strict=True))
+    elif window > 0.0:
+        rate = counted / window
+    else:
+        raise ReplayTimeOverflow("the replay's clock cannot resolve its steps (they are shorter than a float can "
+                                 "tell apart at this time); check the graph's durations and the link")
+    per_step = 1.0 / counted
+    compute0, params0, link0 = (row.tolist() for row in accounts0)
+    compute1, params1, link1 = (row.tolist() for row in accounts1)
+    served0, served1 = books0.tolist(), books1.tolist()
+    zeros = [0.0] * workers  # no worker is ever held back in asynchronous training
+    return RunResult(
+        workers=workers,
+        steps_per_second=rate,
+        measured_steps=int(counted),
+        window_s=window,
+        step_time_s=workers * window / counted,
+        compute_s=(sum(compute1) - sum(compute0)) * per_step,
+        waiting_for_parameters_s=(sum(params1) - sum(params0)) * per_step,
+        waiting_for_link_s=(sum(link1) - sum(link0)) * per_step,
+        waiting_for_peers_s=(sum(zeros) - sum(zeros)) * per_step,
+        updates_per_second=rate,
+        gradients_applied_per_second=rate,
+        gradients_dropped_per_second=0.0,
+        **_staleness(staleness.tolist()),
+        worker_compute_share=tuple((b - a) / window for a, b in zip(compute0, compute1, strict=True)),
+        worker_waiting_for_peers_share=tuple((b - a) / window for a, b in zip(zeros, zeros, strict=True)),
+        downlink_utilization=(served1[0] - served0[0]) / (link.download_payload_bps() * window),
+        uplink_utilization=(served1[1] - served0[1]) / (link.upload_payload_bps() * window),
+        ps_utilization=min(1.0, (served1[2] - served0[2]) / (compiled.n_ps_lanes * window)),
+        simulated_ops=int(ops),
+        end_time_s=t1,
+        timeline=None,
+    )

@@ -1,0 +1,389 @@
+"""The compiled event loop: N asynchronous workers repeating one step graph on shared resources.
+
+This is ``replay.engine.loop.simulate`` for asynchronous training with equal workers and no
+timeline, written over arrays (``layout.KernelGraph``) so numba compiles it. The semantics are
+the reference's, in the same order: the same events are pushed with the same sequence numbers,
+a worker's accounting is charged at the same moments, links are advanced at the same instants
+(the snapshots too, since a fair link's clocks move when asked for its served bits), and a
+step's sampled durations are drawn from the same NumPy generator at the same point of the
+stream. So a run gives the reference's floats, not an approximation of them. The reference's
+module docstring is the specification; comments here only mark where the array form differs.
+
+It returns raw books (counts, per-worker accounts at the two snapshots, staleness values);
+``entry`` turns them into a ``RunResult`` with the reference's own arithmetic.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from replay.engine.compiled import KIND_COMPUTE, KIND_DOWNLOAD, KIND_END, KIND_PS, KIND_UPLOAD
+from replay.engine.kernel.fair_link import fair_new
+from replay.engine.kernel.fifo_link import fifo_new
+from replay.engine.kernel.heap import (
+    EV_DONE,
+    EV_LINK,
+    EV_PS_READY,
+    event_grow,
+    event_pop,
+    event_push,
+    pack_event,
+    rank_pop,
+    rank_push,
+)
+from replay.engine.kernel.links import (
+    link_add,
+    link_connections,
+    link_next_time,
+    link_pop_finished,
+    link_served_bits,
+    link_set_capacity,
+)
+from replay.engine.kernel.support import SHARING_FAIR, SHARING_FIFO
+
+# How a run ended.
+STATUS_WINDOW_CLOSED = 0  # the measured steps completed
+STATUS_TIME_OVERFLOW = 1  # an event at infinity: the link is too slow for a step to finish
+STATUS_NO_EVENTS = 2  # the heap ran dry before the window closed
+
+
+@njit(cache=True)
+def _snapshot(acct: np.ndarray, acct_t: np.ndarray, busy_lanes: np.ndarray, params_out: np.ndarray, now: float,
+              sharing: int, fair: tuple, fifo: tuple, ps_busy_s: float, books: np.ndarray,
+              accounts: np.ndarray) -> None:
+    """Charge every worker up to ``now`` and copy the books (served bits per direction, PS busy
+    time, per-worker compute / parameter-wait / link-wait seconds)."""
+    for v in range(acct_t.shape[0]):
+        dt = now - acct_t[v]
+        if busy_lanes[v]:
+            acct[0, v] += dt
+        elif params_out[v]:
+            acct[1, v] += dt
+        else:
+            acct[2, v] += dt
+        acct_t[v] = now
+    books[0] = link_served_bits(sharing, fair, fifo, 0, now)
+    books[1] = link_served_bits(sharing, fair, fifo, 1, now)
+    books[2] = ps_busy_s
+    accounts[:, :] = acct
+
+
+@njit(cache=True)
+def replay_async(
+    kind: np.ndarray, succ_ptr: np.ndarray, succ_idx: np.ndarray, indegree: np.ndarray, lane: np.ndarray,
+    lane_rank: np.ndarray, order_rank: np.ndarray, bits: np.ndarray, ps_gap_s: np.ndarray,
+    sample_offset: np.ndarray, sample_count: np.ndarray, samples_us: np.ndarray, op_scale_s: np.ndarray,
+    held_gap_s: np.ndarray, lane_offset: np.ndarray, lane_width: int, ps_queue_offset: np.ndarray,
+    ps_queue_capacity: np.ndarray, transfers_per_worker: np.ndarray, start_node: int, n_downloads: int,
+    n_lanes: int, n_ps: int,
+    workers: int, warmup_steps: int, target: int, delay_s: float, sharing: int, ack_coupled: bool,
+    loss_coupled: bool, contention: float, capacity_alone: np.ndarray, capacity_shared: np.ndarray,
+    worker_cap: np.ndarray, begin: np.ndarray, hold: np.ndarray, sampled: bool, rng: np.random.Generator,
+) -> tuple:
+    """One run; ``hold`` is (workers, n) with each worker's first step drawn (sampled) or (1, n)
+    of mean hold times; ``rng`` draws every later step's durations when ``sampled``."""
+    n = kind.shape[0]
+    inf = math.inf
+    row_of = 1 if sampled else 0  # a worker's row of ``hold``
+
+    pending = np.empty(workers * n, dtype=np.int64)
+    for w in range(workers):
+        pending[w * n:(w + 1) * n] = indegree
+    lane_busy = np.zeros(workers * n_lanes, dtype=np.bool_)
+    lane_queue = np.empty(max(workers * lane_width, 1), dtype=np.int64)
+    lane_queued = np.zeros(workers * n_lanes, dtype=np.int64)
+    ps_busy = np.zeros(n_ps, dtype=np.bool_)
+    ps_ring = np.empty(max(ps_queue_capacity.sum(), 1), dtype=np.int64)  # worker * n + node, first come first served
+    ps_head = np.zeros(n_ps, dtype=np.int64)
+    ps_count = np.zeros(n_ps, dtype=np.int64)
+    step_start = begin.copy()
+    steps_done = np.zeros(workers, dtype=np.int64)
+    busy_lanes = np.zeros(workers, dtype=np.int64)
+    params_out = np.full(workers, n_downloads, dtype=np.int64)
+    acct_t = begin.copy()
+    acct = np.zeros((3, workers), dtype=np.float64)  # computing, waiting for parameters, waiting for the link
+    version = 0  # PS updates applied: one per step end
+    start_version = np.zeros(workers, dtype=np.int64)
+    first_end = np.full(workers, -1.0)
+    last_end = np.full(workers, -1.0)
+    own_steps = np.zeros(workers, dtype=np.int64)
+    staleness = np.empty(target + 2 * workers + 16, dtype=np.int64)
+    n_staleness = 0
+
+    widest = max(transfers_per_worker[0], transfers_per_worker[1], 1)
+    fair = fair_new(workers if sharing == SHARING_FAIR else 1, transfers_per_worker, capacity_alone, worker_cap)
+    fifo = fifo_new(workers * widest if sharing == SHARING_FIFO else 1, capacity_alone, worker_cap)
+    done_worker = np.empty(workers * widest, dtype=np.int64)
+    done_node = np.empty(workers * widest, dtype=np.int64)
+    link_sched = np.full(2, inf)
+    link_version = np.full(2, -1, dtype=np.int64)
+    direction_busy = np.zeros(2, dtype=np.bool_)
+    contended = np.zeros(2, dtype=np.bool_)
+
+    # The most events one event can push: a DONE three per successor (a transfer's finish and two
+    # capacity changes) and two more; a LINK event one per finished transfer and two more.
+    out_degree = 0
+    for i in range(n):
+        out_degree = max(out_degree, succ_ptr[i + 1] - succ_ptr[i])
+    room = max(3 * out_degree + 4, workers * widest + 4)
+    ht = np.empty(4 * workers + room + 1024, dtype=np.float64)
+    hs = np.empty(ht.shape[0], dtype=np.int64)
+    hp = np.empty(ht.shape[0], dtype=np.int64)
+    hn = 0
+    seq = 0
+    for w in range(workers):
+        hn = event_push(ht, hs, hp, hn, begin[w], seq, pack_event(EV_DONE, w, start_node, n))
+        seq += 1
+
+    books0 = np.zeros(3)
+    books1 = np.zeros(3)
+    accounts0 = np.zeros((3, workers))
+    accounts1 = np.zeros((3, workers))
+    ps_busy_s = 0.0
+    have_t0 = warmup_steps <= 0
+    t0 = 0.0
+    if have_t0:
+        _snapshot(acct, acct_t, busy_lanes, params_out, 0.0, sharing, fair, fifo, ps_busy_s, books0, accounts0)
+    warm = 0
+    counted = 0
+    t1 = inf
+    ops = 0
+    status = STATUS_NO_EVENTS
+    redraw = -1  # the worker whose next step's durations are drawn once the current event is done
+
+    while hn > 0:
+        if hn + room > ht.shape[0]:
+            ht, hs, hp = event_grow(ht, hs, hp, hn, hn + room)
+        t, sq, payload, hn = event_pop(ht, hs, hp, hn)
+        if t == inf:
+            status = STATUS_TIME_OVERFLOW
+            break
+        code = payload & 3
+        rest = payload >> 2
+        w = rest // n
+        i = rest - w * n
+        if code == EV_DONE:
+            ops += 1
+            k = kind[i]
+            base = w * n
+            row = w * row_of
+            if k == KIND_PS:
+                ps_busy_s += hold[row, i]
+                p = lane[i]
+                if ps_count[p]:
+                    queued = ps_ring[ps_queue_offset[p] + ps_head[p]]
+                    ps_head[p] = (ps_head[p] + 1) % ps_queue_capacity[p]
+                    ps_count[p] -= 1
+                    w2 = queued // n
+                    j = queued - w2 * n
+                    hn = event_push(ht, hs, hp, hn, t + hold[w2 * row_of, j], seq,
+                                    pack_event(EV_DONE, w2, j, n))
+                    seq += 1
+                else:
+                    ps_busy[p] = False
+            elif k == KIND_DOWNLOAD:
+                if params_out[w] == 1 and busy_lanes[w] == 0:
+                    acct[1, w] += t - acct_t[w]
+                    acct_t[w] = t
+                params_out[w] -= 1
+            closed = False
+            for e in range(succ_ptr[i], succ_ptr[i + 1]):
+                s = succ_idx[e]
+                left = pending[base + s] - 1
+                if left:
+                    pending[base + s] = left
+                    continue
+                pending[base + s] = 0
+                ks = kind[s]
+                if ks == KIND_COMPUTE:
+                    lq = w * n_lanes + lane[s]
+                    if lane_busy[lq]:
+                        rank_push(lane_queue, w * lane_width + lane_offset[lane[s]], lane_queued[lq], s, lane_rank)
+                        lane_queued[lq] += 1
+                    else:
+                        lane_busy[lq] = True
+                        if busy_lanes[w] == 0:
+                            dt = t - acct_t[w]
+                            if params_out[w]:
+                                acct[1, w] += dt
+                            else:
+                                acct[2, w] += dt
+                            acct_t[w] = t
+                        busy_lanes[w] += 1
+                        hn = event_push(ht, hs, hp, hn, t + hold[row, s], seq,
+                                        pack_event(EV_DONE, w, s, n))
+                        seq += 1
+                elif ks == KIND_PS:
+                    g = ps_gap_s[s]
+                    if g > 0.0:
+                        hn = event_push(ht, hs, hp, hn, t + g, seq, pack_event(EV_PS_READY, w, s, n))
+                        seq += 1
+                    else:
+                        p = lane[s]
+                        if ps_busy[p]:
+                            ps_ring[ps_queue_offset[p] + (ps_head[p] + ps_count[p]) % ps_queue_capacity[p]] = w * n + s
+                            ps_count[p] += 1
+                        else:
+                            ps_busy[p] = True
+                            hn = event_push(ht, hs, hp, hn, t + hold[row, s], seq,
+                                            pack_event(EV_DONE, w, s, n))
+                            seq += 1
+                elif ks == KIND_DOWNLOAD or ks == KIND_UPLOAD:
+                    b = bits[s]
+                    if b <= 0.0:
+                        hn = event_push(ht, hs, hp, hn, t + delay_s, seq, pack_event(EV_DONE, w, s, n))
+                        seq += 1
+                        continue
+                    d = lane[s]
+                    nt = link_add(sharing, fair, fifo, d, t, step_start[w], order_rank[s], w, s, b)
+                    # Only an earlier finish needs a new event; if the arrival delayed the next
+                    # finish, the event already queued fires early, finds nothing and re-arms.
+                    if nt < link_sched[d]:
+                        link_sched[d] = nt
+                        hn = event_push(ht, hs, hp, hn, nt, seq, pack_event(EV_LINK, d, 0, n))
+                        link_version[d] = seq
+                        seq += 1
+                    if ack_coupled and not direction_busy[d]:
+                        direction_busy[d] = True
+                        o = 1 - d
+                        base_bps = capacity_shared[o] if direction_busy[1 - o] else capacity_alone[o]
+                        link_set_capacity(sharing, fair, fifo, o, t,
+                                          base_bps * contention if contended[o] else base_bps)
+                        nt = link_next_time(sharing, fair, fifo, o)
+                        link_sched[o] = nt
+                        if nt < inf:
+                            hn = event_push(ht, hs, hp, hn, nt, seq, pack_event(EV_LINK, o, 0, n))
+                            link_version[o] = seq
+                            seq += 1
+                        else:
+                            link_version[o] = -1
+                    if loss_coupled and not contended[d] and link_connections(sharing, fair, fifo, d) > 1:
+                        contended[d] = True
+                        base_bps = capacity_shared[d] if direction_busy[1 - d] else capacity_alone[d]
+                        link_set_capacity(sharing, fair, fifo, d, t, base_bps * contention)
+                        nt = link_next_time(sharing, fair, fifo, d)
+                        link_sched[d] = nt
+                        if nt < inf:
+                            hn = event_push(ht, hs, hp, hn, nt, seq, pack_event(EV_LINK, d, 0, n))
+                            link_version[d] = seq
+                            seq += 1
+                        else:
+                            link_version[d] = -1
+                elif ks == KIND_END:
+                    # The worker's step is over: its gradient is applied as one update.
+                    ops += 1
+                    if have_t0:  # staleness counted from the window's first snapshot on
+                        if n_staleness == staleness.shape[0]:
+                            grown = np.empty(2 * n_staleness, dtype=np.int64)
+                            grown[:n_staleness] = staleness
+                            staleness = grown
+                        staleness[n_staleness] = version - start_version[w]
+                        n_staleness += 1
+                    version += 1
+                    steps_done[w] += 1
+                    if not have_t0:
+                        if steps_done[w] == warmup_steps:
+                            warm += 1
+                            if warm == workers:
+                                t0 = t
+                                have_t0 = True
+                                _snapshot(acct, acct_t, busy_lanes, params_out, t, sharing, fair, fifo, ps_busy_s,
+                                          books0, accounts0)
+                    elif t > t0:
+                        counted += 1
+                        if first_end[w] < 0.0:
+                            first_end[w] = t
+                        else:
+                            own_steps[w] += 1
+                        last_end[w] = t
+                        if counted >= target:
+                            t1 = t
+                            closed = True
+                            break
+                    if busy_lanes[w] == 0:
+                        acct[2, w] += t - acct_t[w]
+                        acct_t[w] = t
+                    pending[base:base + n] = indegree
+                    step_start[w] = t
+                    if sampled:
+                        redraw = w
+                    params_out[w] = n_downloads
+                    start_version[w] = version
+                    hn = event_push(ht, hs, hp, hn, t, seq, pack_event(EV_DONE, w, start_node, n))
+                    seq += 1
+            if closed:
+                status = STATUS_WINDOW_CLOSED
+                break
+            if k == KIND_COMPUTE:
+                # The lane is released after the successors are made ready, so a successor on the
+                # same lane competes (by trace order) with ops already waiting for it.
+                lq = w * n_lanes + lane[i]
+                if lane_queued[lq]:
+                    j = rank_pop(lane_queue, w * lane_width + lane_offset[lane[i]], lane_queued[lq], lane_rank)
+                    lane_queued[lq] -= 1
+                    hn = event_push(ht, hs, hp, hn, t + hold[row, j], seq, pack_event(EV_DONE, w, j, n))
+                    seq += 1
+                else:
+                    lane_busy[lq] = False
+                    if busy_lanes[w] == 1:
+                        acct[0, w] += t - acct_t[w]
+                        acct_t[w] = t
+                    busy_lanes[w] -= 1
+            if redraw >= 0:
+                # The reference draws when the step starts, mid-event, but reads the ended step's
+                # durations until the event is done; drawing here is the same stream, same order.
+                u = rng.random(n)
+                for j in range(n):
+                    index = sample_offset[j] + np.int64(u[j] * sample_count[j])
+                    hold[redraw, j] = samples_us[index] * op_scale_s[j] + held_gap_s[j]
+                redraw = -1
+        elif code == EV_LINK:
+            d = w
+            if sq != link_version[d]:
+                continue  # superseded by a later reschedule of this direction
+            n_done = link_pop_finished(sharing, fair, fifo, d, t, done_worker, done_node)
+            for q in range(n_done):
+                hn = event_push(ht, hs, hp, hn, t + delay_s, seq,
+                                pack_event(EV_DONE, done_worker[q], done_node[q], n))
+                seq += 1
+            if loss_coupled and contended[d] and link_connections(sharing, fair, fifo, d) < 2:
+                contended[d] = False
+                link_set_capacity(sharing, fair, fifo, d, t,
+                                  capacity_shared[d] if direction_busy[1 - d] else capacity_alone[d])
+            nt = link_next_time(sharing, fair, fifo, d)
+            link_sched[d] = nt
+            if nt < inf:
+                hn = event_push(ht, hs, hp, hn, nt, seq, pack_event(EV_LINK, d, 0, n))
+                link_version[d] = seq
+                seq += 1
+            elif ack_coupled and direction_busy[d]:
+                direction_busy[d] = False
+                o = 1 - d
+                base_bps = capacity_shared[o] if direction_busy[1 - o] else capacity_alone[o]
+                link_set_capacity(sharing, fair, fifo, o, t, base_bps * contention if contended[o] else base_bps)
+                nt = link_next_time(sharing, fair, fifo, o)
+                link_sched[o] = nt
+                if nt < inf:
+                    hn = event_push(ht, hs, hp, hn, nt, seq, pack_event(EV_LINK, o, 0, n))
+                    link_version[o] = seq
+                    seq += 1
+                else:
+                    link_version[o] = -1
+        else:  # EV_PS_READY
+            p = lane[i]
+            if ps_busy[p]:
+                ps_ring[ps_queue_offset[p] + (ps_head[p] + ps_count[p]) % ps_queue_capacity[p]] = w * n + i
+                ps_count[p] += 1
+            else:
+                ps_busy[p] = True
+                hn = event_push(ht, hs, hp, hn, t + hold[w * row_of, i], seq, pack_event(EV_DONE, w, i, n))
+                seq += 1
+
+    if status == STATUS_WINDOW_CLOSED:
+        _snapshot(acct, acct_t, busy_lanes, params_out, t1, sharing, fair, fifo, ps_busy_s, books1, accounts1)
+    in_flight = link_connections(sharing, fair, fifo, 0) + link_connections(sharing, fair, fifo, 1)
+    return (status, ops, t0, t1, counted, own_steps, first_end, last_end, books0, books1, accounts0, accounts1,
+            staleness[:n_staleness].copy(), in_flight)

@@ -1,0 +1,81 @@
+"""Which configurations the compiled kernel replays, and in which words to say what it does not.
+
+The kernel holds asynchronous training with equal workers, ``fair`` sharing (one connection
+per worker, equal interfaces, no stream cap) and ``fifo`` sharing, under the ``trace`` and
+``priority`` orders (``random`` under ``fair`` too, where the order is never consulted), and no
+timeline recording. Everything else is a Python policy object the kernel cannot call per event
+without losing its speed, so those replays stay with the reference engine. This module only
+inspects settings; it imports no numba.
+"""
+
+from __future__ import annotations
+
+from replay.engine.link import LinkConfig
+from replay.engine.order import OrderPolicy, PriorityOrder, RandomOrder, TraceOrder
+from replay.engine.sharing import FairSharing, FifoSharing, SharingModel
+from replay.engine.slowdown import NO_SLOWDOWN, SlowdownSpec
+from replay.sync.base import AsyncTraining, SyncDiscipline
+
+# Integer codes of the sharing models inside the kernel.
+SHARING_FAIR = 0
+SHARING_FIFO = 1
+
+
+def sharing_code(sharing: SharingModel | None) -> int:
+    """The kernel's code of a supported sharing model (None is the reference's default, fair)."""
+    return SHARING_FIFO if type(sharing) is FifoSharing else SHARING_FAIR
+
+
+def unsupported_setting(
+    *,
+    workers: int,
+    link: LinkConfig,
+    sharing: SharingModel | None = None,
+    order: OrderPolicy | None = None,
+    discipline: SyncDiscipline | None = None,
+    slowdown: SlowdownSpec = NO_SLOWDOWN,
+    worker_speeds: tuple[float, ...] = (),
+    record_steps: int = 0,
+) -> str | None:
+    """The first setting of this replay that the kernel does not hold yet, in the command line's
+    words, or None when the kernel replays it exactly as the reference engine does."""
+    if discipline is not None and type(discipline) not in (SyncDiscipline, AsyncTraining):
+        return f"--sync {discipline.name}"
+    # Subclasses (fair-per-transfer, seniority) are other models: compare exact types.
+    if sharing is not None and type(sharing) not in (FairSharing, FifoSharing):
+        return f"--sharing {sharing.name}"
+    if type(sharing) is FairSharing and sharing.max_streams is not None:
+        return "--max-streams"
+    if order is not None and type(order) not in (TraceOrder, PriorityOrder, RandomOrder):
+        return f"--order {order.name}"
+    if type(order) is RandomOrder and type(sharing) is FifoSharing:
+        # Its ranks come from Python's Mersenne Twister, drawn as transfers arrive.
+        return "--order random with --sharing fifo"
+    if slowdown.kind != "none":
+        return f"--slowdown {slowdown.kind}"
+    if any(speed != 1.0 for speed in worker_speeds):
+        return "--worker-speeds"
+    for upload in (False, True):
+        if isinstance(link.worker_payload_caps(workers, upload=upload), list):
+            return "--worker-bandwidths (unequal worker interfaces)"
+    if record_steps:
+        return "timeline recording"
+    return None
+
+
+def kernel_supports(
+    *,
+    workers: int,
+    link: LinkConfig,
+    sharing: SharingModel | None = None,
+    order: OrderPolicy | None = None,
+    discipline: SyncDiscipline | None = None,
+    slowdown: SlowdownSpec = NO_SLOWDOWN,
+    worker_speeds: tuple[float, ...] = (),
+    record_steps: int = 0,
+) -> bool:
+    """Whether the kernel replays this configuration (see ``unsupported_setting``)."""
+    return unsupported_setting(
+        workers=workers, link=link, sharing=sharing, order=order, discipline=discipline, slowdown=slowdown,
+        worker_speeds=worker_speeds, record_steps=record_steps,
+    ) is None

@@ -1,0 +1,241 @@
+"""The compiled kernel replays what the reference engine replays (replay.engine.kernel), and
+sweeps fall back to the reference where it cannot."""
+
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+import textwrap
+from dataclasses import fields
+from pathlib import Path
+
+import pytest
+
+import replay.sweep as sweep
+from replay.cli import main
+from replay.engine.compiled import compile_graph
+from replay.engine.kernel import KernelUnavailable, kernel_supports, kernel_unavailable, simulate_fast
+from replay.engine.link import LinkConfig, target_link
+from replay.engine.loop import DurationModel, ReplayTimeOverflow, RunResult, one_step_time_s, simulate
+from replay.engine.order import PriorityOrder, RandomOrder, TraceOrder
+from replay.engine.sharing import FairSharing, FifoSharing, SenioritySharing, TransferFairSharing
+from replay.engine.slowdown import parse_slowdown
+from replay.sweep import ReplaySettings, predict
+from replay.sync.disciplines import sync_discipline
+from tests.conftest import REPO_ROOT, TRACES_DIR
+from tracetool.errors import ToolError
+from tracetool.graph.stepgraph import load_stepgraph
+
+needs_numba = pytest.mark.skipif(kernel_unavailable() is not None, reason="numba cannot run here")
+
+ZOO_GRAPHS = sorted(TRACES_DIR.glob("*/graph.json"))
+SHARING = {"fair": FairSharing(), "fifo": FifoSharing()}
+
+
+def assert_same_run(kernel: RunResult, reference: RunResult) -> None:
+    """Every field agrees: floats within 1e-9 relative, integers and counts exactly."""
+    for field in fields(RunResult):
+        got, want = getattr(kernel, field.name), getattr(reference, field.name)
+        if isinstance(want, float):
+            assert got == pytest.approx(want, rel=1e-9, abs=0.0) or got == want, field.name
+        elif isinstance(want, tuple) and want and isinstance(want[0], float):
+            assert got == pytest.approx(want, rel=1e-9, abs=0.0), field.name
+        else:
+            assert got == want, field.name
+
+
+def both(graph_path: Path, workers: int, sharing: str, *, deterministic: bool, seed: int = 0,
+         order: object = None, bandwidth_bps: float = 1e8, steps: int = 3) -> tuple[RunResult, RunResult]:
+    """The reference's and the kernel's run of one configuration on a shaped, contended link,
+    workers staggered over one step as a sweep starts them."""
+    graph = load_stepgraph(graph_path)
+    compiled = compile_graph(graph)
+    # ACK coupling and contention efficiency exercise every capacity change of a direction.
+    link = target_link(graph, bandwidth_bps, latency_s=0.0005, contention_efficiency=0.95)
+    kwargs = dict(sharing=SHARING[sharing], order=order or TraceOrder(),
+                  durations=DurationModel(compute_scale=1.1, deterministic=deterministic), measured_steps=steps,
+                  warmup_steps=2, seed=seed, stagger_s=one_step_time_s(compiled, link, sharing=SHARING[sharing]))
+    return simulate_fast(compiled, workers, link, **kwargs), simulate(compiled, workers, link, **kwargs)
+
+
+@needs_numba
+@pytest.mark.parametrize("workers", [1, 3, 8])
+@pytest.mark.parametrize("sharing", ["fair", "fifo"])
+@pytest.mark.parametrize("graph_path", ZOO_GRAPHS, ids=[p.parent.name for p in ZOO_GRAPHS])
+def test_kernel_equals_reference_with_mean_durations(graph_path: Path, sharing: str, workers: int):
+    """Every zoo graph, fair and fifo, 1 to 8 workers: the kernel's run is the reference's."""
+    kernel, reference = both(graph_path, workers, sharing, deterministic=True)
+    assert_same_run(kernel, reference)
+
+
+@needs_numba
+@pytest.mark.parametrize("seed", [0, 7])
+@pytest.mark.parametrize("sharing", ["fair", "fifo"])
+@pytest.mark.parametrize("model", ["alexnet", "inception"])
+def test_kernel_draws_the_reference_durations(model: str, sharing: str, seed: int):
+    """Sampled durations come from the same NumPy stream in the same order: the same run, not a
+    statistically similar one (start offsets and every step's draws included)."""
+    kernel, reference = both(TRACES_DIR / model / "graph.json", 4, sharing, deterministic=False, seed=seed)
+    assert_same_run(kernel, reference)
+
+
+@needs_numba
+@pytest.mark.parametrize(("sharing", "order"), [("fifo", PriorityOrder()), ("fair", RandomOrder())])
+def test_kernel_follows_the_other_orders(sharing: str, order: object):
+    """fifo serves in first-use order as the reference does; under fair the random order is never consulted."""
+    kernel, reference = both(TRACES_DIR / "resnet" / "graph.json", 3, sharing, deterministic=True, order=order)
+    assert_same_run(kernel, reference)
+
+
+@needs_numba
+def test_kernel_runs_many_workers_as_the_reference_does():
+    """64 workers on a 1 Gbit/s link, where the fair link carries dozens of connections at once."""
+    kernel, reference = both(TRACES_DIR / "mlp" / "graph.json", 64, "fair", deterministic=False,
+                             bandwidth_bps=1e9, steps=2)
+    assert_same_run(kernel, reference)
+
+
+@needs_numba
+def test_kernel_reports_overflowing_times():
+    """On a 1e-305 bit/s link the kernel raises the reference's ReplayTimeOverflow instead of stalling."""
+    compiled = compile_graph(load_stepgraph(TRACES_DIR / "mlp" / "graph.json"))
+    with pytest.raises(ReplayTimeOverflow, match="times overflow"):
+        simulate_fast(compiled, 2, LinkConfig(1e-305, 1e-305), measured_steps=2)
+
+
+@pytest.mark.parametrize(
+    ("setting", "words"),
+    [
+        ({"sharing": SenioritySharing()}, "--sharing seniority"),
+        ({"sharing": TransferFairSharing()}, "--sharing fair-per-transfer"),
+        ({"sharing": FairSharing(max_streams=2)}, "--max-streams"),
+        ({"sharing": FifoSharing(), "order": RandomOrder()}, "--order random with --sharing fifo"),
+        ({"discipline": sync_discipline("ssp", 1, None, None)}, "--sync ssp"),
+        ({"slowdown": parse_slowdown("straggler:4:0.05")}, "--slowdown straggler"),
+        ({"worker_speeds": (1.0, 0.5)}, "--worker-speeds"),
+        ({"link": LinkConfig(1e9, 1e9, worker_bandwidths_bps=(1e8,))}, "--worker-bandwidths"),
+        ({"record_steps": 2}, "timeline recording"),
+    ],
+)
+def test_kernel_names_what_it_does_not_hold(setting: dict, words: str):
+    """Each configuration outside the kernel is refused by name, and kernel_supports says no."""
+    arguments = {"workers": 3, "link": LinkConfig(1e9, 1e9), **setting}
+    assert not kernel_supports(**arguments)
+    compiled = compile_graph(load_stepgraph(TRACES_DIR / "mlp" / "graph.json"))
+    with pytest.raises(ValueError, match=words):
+        simulate_fast(compiled, **arguments)
+
+
+def test_kernel_holds_async_fair_and_fifo():
+    """The configurations of phase one are the kernel's."""
+    for sharing in (None, FairSharing(), FifoSharing()):
+        assert kernel_supports(workers=4, link=LinkConfig(1e9, 1e9, worker_bandwidth_bps=1e8), sharing=sharing,
+                               order=PriorityOrder(), discipline=sync_discipline("async", None, None, None),
+                               worker_speeds=(1.0, 1.0))
+
+
+CHAIN = TRACES_DIR / "mlp" / "graph.json"
+
+
+def small_prediction(engine: str, sharing: str = "fair") -> list[float]:
+    settings = ReplaySettings(sharing=sharing, engine=engine, measured_steps=3, seeds=2, jobs=1, calibrate=False)
+    graph = load_stepgraph(CHAIN)
+    return [p.steps_per_second for p in predict(graph, [1, 3], target_link(graph, 1e8), settings).points]
+
+
+@needs_numba
+def test_auto_uses_the_kernel_where_it_can(monkeypatch):
+    """Under "auto" a fair async sweep runs on the kernel and predicts what the Python engine predicts."""
+    calls = []
+    real = sweep.simulate_fast
+
+    def counted(*args, **kwargs):
+        calls.append(args[1])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(sweep, "simulate_fast", counted)
+    assert small_prediction("auto") == pytest.approx(small_prediction("python"), rel=1e-9)
+    assert sorted(set(calls)) == [1, 3]
+
+
+def test_auto_falls_back_for_what_the_kernel_lacks(monkeypatch):
+    """Under "auto" seniority sharing replays on the Python engine; the kernel is never called."""
+    def refuse(*args, **kwargs):
+        raise AssertionError("the kernel was called")
+
+    monkeypatch.setattr(sweep, "simulate_fast", refuse)
+    monkeypatch.setattr(sweep, "compile_kernel", refuse)
+    assert all(math.isfinite(rate) for rate in small_prediction("auto", sharing="seniority"))
+
+
+def test_auto_falls_back_with_one_notice_when_numba_cannot_run(monkeypatch, capsys):
+    """Without a usable numba "auto" says so once on stderr and replays with the Python engine."""
+    monkeypatch.setattr(sweep, "compile_kernel", lambda *args, **kwargs: "numba cannot be imported (test)")
+    monkeypatch.setattr(sweep, "_NOTICES", set())
+    expected = small_prediction("python")
+    assert small_prediction("auto") == expected
+    assert small_prediction("auto") == expected
+    notices = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    assert len(notices) == 1 and notices[0].startswith("notice: ") and "numba cannot be imported" in notices[0]
+
+
+def test_a_kernel_failing_in_a_replay_falls_back_too(monkeypatch, capsys):
+    """A compile failure met only in a replay (a pool process) also falls back under "auto"."""
+    def fail(*args, **kwargs):
+        raise KernelUnavailable("numba could not compile the kernel (test)")
+
+    monkeypatch.setattr(sweep, "compile_kernel", lambda *args, **kwargs: None)
+    monkeypatch.setattr(sweep, "simulate_fast", fail)
+    monkeypatch.setattr(sweep, "_NOTICES", set())
+    assert small_prediction("auto") == small_prediction("python")
+    assert capsys.readouterr().err.count("notice: ") == 1
+
+
+def test_compiled_engine_refuses_what_the_kernel_lacks():
+    """Under "compiled" a setting outside the kernel is a one-line ToolError naming it."""
+    with pytest.raises(ToolError, match="--engine compiled: --sharing seniority is not in the compiled kernel yet"):
+        small_prediction("compiled", sharing="seniority")
+
+
+def test_compiled_engine_refuses_a_machine_without_numba(monkeypatch):
+    """Under "compiled" a kernel that cannot run is an error, not a silent fallback."""
+    monkeypatch.setattr(sweep, "compile_kernel", lambda *args, **kwargs: "numba cannot be imported (test)")
+    with pytest.raises(ToolError, match="--engine compiled: numba cannot be imported"):
+        small_prediction("compiled")
+
+
+@needs_numba
+def test_predict_command_takes_the_engine(tmp_path: Path, graph_file: Path, capsys):
+    """`replay predict --engine compiled` runs fair sharing and refuses seniority in one error line."""
+    common = ["predict", str(graph_file), "--workers", "1,2", "--bandwidth", "100mbit", "--steps", "2", "--seeds",
+              "1", "--no-timelines", "--engine", "compiled"]
+    assert main([*common, "--sharing", "fair", "--out", str(tmp_path / "fair")]) == 0
+    capsys.readouterr()
+    code = main([*common, "--out", str(tmp_path / "seniority")])
+    err = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    assert code == 2 and len(err) == 1 and err[0].startswith("error: --engine compiled: --sharing seniority"), err
+    assert not (tmp_path / "seniority").exists()
+
+
+def test_predict_runs_where_numba_cannot_be_imported(tmp_path: Path):
+    """In an interpreter where numba cannot be imported, a fair prediction still runs on the Python
+    engine, with one notice line on stderr and no traceback."""
+    script = textwrap.dedent(f"""
+        import importlib.abc, sys
+        class NoNumba(importlib.abc.MetaPathFinder):
+            def find_spec(self, name, path=None, target=None):
+                if name == "numba" or name.startswith("numba."):
+                    raise ImportError("numba is not installed here")
+                return None
+        sys.meta_path.insert(0, NoNumba())
+        from replay.cli import main
+        sys.exit(main(["predict", {str(CHAIN)!r}, "--workers", "1,2", "--bandwidth", "100mbit", "--sharing", "fair",
+                       "--seeds", "1", "--steps", "2", "--jobs", "1", "--no-timelines",
+                       "--out", {str(tmp_path / "p")!r}]))
+    """)
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=REPO_ROOT, timeout=300)
+    assert result.returncode == 0, result.stderr
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("notice: ") and "numba cannot be imported" in lines[0], lines
+    assert (tmp_path / "p" / "prediction.json").is_file()
