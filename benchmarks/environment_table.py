@@ -11,6 +11,8 @@ V0  validate's own prediction: the default sharing law, the contention efficienc
 V1  a re-prediction from the link profile alone (line rate, latency with the measured standing
     queue, contention efficiency, seniority and overtaking from join trials);
 V2  V0 with the link profile's latency (half the round trip plus the measured standing queue).
+now the checkout's validate on the same profile, measurement and probe
+    (``benchmarks/environment_repredict.sh`` writes it to ``<point>/repredicted/``).
 
 and the median and max |error| per environment and variant, points with the CPU saturated left out.
 """
@@ -46,6 +48,9 @@ def main() -> None:
         graph = vfile.parent / "graph.json"
         link = v["prediction_link"]
         variants = {"V0": {r["workers"]: r["predicted"] for r in v["rows"]}}
+        now = vfile.parent / "repredicted" / "validation.json"
+        if now.exists():
+            variants["now"] = {r["workers"]: r["predicted"] for r in json.loads(now.read_text())["rows"]}
         if profile.exists():
             lp = json.loads(profile.read_text())["derived"]
             variants["V1"] = predict(graph, workers, ["--link-profile", str(profile)], vfile.parent / "re-V1")
@@ -61,10 +66,15 @@ def main() -> None:
             print(f"{env:12s} {point:18s} {w} {r['measured']:7.3f} {shown}{cpu}", flush=True)
     for env in sorted({r[0] for r in rows}):
         sub = [r for r in rows if r[0] == env and not r[4]]
-        for k in ("V0", "V1", "V2"):
+        for k in ("V0", "V1", "V2", "now"):
             e = [abs(r[5][k]) for r in sub if k in r[5]]
             if e:
                 print(f"{env:12s} {k}: {len(e)} points, median {statistics.median(e):.1f}%, max {max(e):.1f}%")
+        for n in sorted({r[2] for r in sub}):
+            signed = [r[5]["now"] for r in sub if r[2] == n and "now" in r[5]]
+            if signed:
+                print(f"{env:12s} now, {n} worker(s): median |error| {statistics.median(map(abs, signed)):.1f}%, "
+                      f"signed {', '.join(f'{e:+.1f}' for e in signed)}")
 
 
 if __name__ == "__main__":
