@@ -108,10 +108,13 @@ def predict_regimes(graph: StepGraph, workers: list[int], link: LinkConfig,
 
 
 def combine(pipeline: Prediction, bunching: Prediction, chance: float) -> list[RegimePoint]:
+    """The regimes of every worker count of two or more: a lone worker has nobody to overtake, and
+    its seeds' range (zero under mean durations) is no range a measured run must fall in."""
     by_workers = {p.workers: p for p in bunching.points}
     return [
         RegimePoint(p.workers, p.steps_per_second, p.steps_per_second_min, p.steps_per_second_max,
                     b.steps_per_second, b.steps_per_second_min, b.steps_per_second_max, chance)
         for p in pipeline.points
+        if p.workers >= 2
         for b in (by_workers[p.workers],)
     ]
