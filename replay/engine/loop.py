@@ -67,7 +67,7 @@ class ReplayTimeOverflow(ValueError):
     which input is at fault."""
 
 
-def _time_overflow() -> ReplayTimeOverflow:
+def time_overflow() -> ReplayTimeOverflow:
     return ReplayTimeOverflow(
         f"the replay's times overflow (past {sys.float_info.max:.3g} s): the link is too slow or its latency too "
         "long for a step to finish"
@@ -458,7 +458,7 @@ def simulate(
     while heap:
         t, sq, code, w, i = pop(heap)
         if t == math.inf:
-            raise _time_overflow()
+            raise time_overflow()
         if code == _DONE:
             ops += 1
             k = kind[i]
@@ -648,7 +648,7 @@ def simulate(
     if t1 == math.inf or t0 is None or snap0 is None:
         if any(lk.connections() for lk in links):
             # Transfers in flight whose finish is not a finite time: the clock overflowed.
-            raise _time_overflow()
+            raise time_overflow()
         raise RuntimeError("replay ended before the measurement window closed")
     snap1 = snapshot(t1)
     window = t1 - t0
@@ -675,7 +675,7 @@ def simulate(
         waiting_for_link_s=(snap1[5] - snap0[5]) * per_step,
         waiting_for_peers_s=(snap1[6] - snap0[6]) * per_step,
         **_update_rates(snap0, snap1, window, rate, run),
-        **_staleness(run.staleness[snap0[10]:snap1[10]]),
+        **staleness_summary(run.staleness[snap0[10]:snap1[10]]),
         worker_compute_share=tuple((b - a) / window for a, b in zip(snap0[11], snap1[11], strict=True)),
         worker_waiting_for_peers_share=tuple((b - a) / window for a, b in zip(snap0[12], snap1[12], strict=True)),
         downlink_utilization=(snap1[0] - snap0[0]) / (link.download_payload_bps() * window),
@@ -702,7 +702,7 @@ def _update_rates(snap0: tuple[Any, ...], snap1: tuple[Any, ...], window: float,
 STALENESS_BINS = 1024
 
 
-def _staleness(values: list[int]) -> dict[str, Any]:
+def staleness_summary(values: list[int]) -> dict[str, Any]:
     """Mean, 99th percentile and maximum staleness of the gradients applied in the window."""
     if not values:
         return {"staleness_mean": 0.0, "staleness_p99": 0.0, "staleness_max": 0, "staleness_counts": ()}

@@ -27,8 +27,8 @@ from replay.engine.loop import (
     DurationModel,
     ReplayTimeOverflow,
     RunResult,
-    _staleness,  # the reference's own summary, so both engines report alike
-    _time_overflow,
+    staleness_summary,  # the reference's own summary, so both engines report alike
+    time_overflow,
 )
 from replay.engine.order import OrderPolicy
 from replay.engine.sharing import SharingModel
@@ -160,11 +160,11 @@ def _run_result(compiled: CompiledGraph, workers: int, link: LinkConfig, raw: tu
     (status, ops, t0, t1, counted, own_steps, first_end, last_end, books0, books1, accounts0, accounts1,
      staleness, in_flight) = raw
     if status == module.STATUS_TIME_OVERFLOW:
-        raise _time_overflow()
+        raise time_overflow()
     if status != module.STATUS_WINDOW_CLOSED:
         if in_flight:
             # Transfers in flight whose finish is not a finite time: the clock overflowed.
-            raise _time_overflow()
+            raise time_overflow()
         raise RuntimeError("replay ended before the measurement window closed")
     t0, t1 = float(t0), float(t1)
     window = t1 - t0
@@ -197,7 +197,7 @@ def _run_result(compiled: CompiledGraph, workers: int, link: LinkConfig, raw: tu
         updates_per_second=rate,
         gradients_applied_per_second=rate,
         gradients_dropped_per_second=0.0,
-        **_staleness(staleness.tolist()),
+        **staleness_summary(staleness.tolist()),
         worker_compute_share=tuple((b - a) / window for a, b in zip(compute0, compute1, strict=True)),
         worker_waiting_for_peers_share=tuple((b - a) / window for a, b in zip(zeros, zeros, strict=True)),
         downlink_utilization=(served1[0] - served0[0]) / (link.download_payload_bps() * window),
