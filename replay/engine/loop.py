@@ -141,6 +141,16 @@ def _recapacity(links: list[Any], d: int, now: float, capacity_bps: float, link_
     return seq
 
 
+def check_run_arguments(workers: int, measured_steps: int, warmup_steps: int, seed: int) -> None:
+    """Refuse a run no engine can replay; the Python engine and the compiled kernel share it."""
+    if workers < 1:
+        raise ValueError("workers must be at least 1")
+    if measured_steps < 1 or warmup_steps < 0:
+        raise ValueError("need at least one measured step and no negative warm-up")
+    if seed < 0:
+        raise ValueError(f"seed must be zero or more (numpy's generators take no negative seed), got {seed}")
+
+
 def simulate(
     compiled: CompiledGraph,
     workers: int,
@@ -169,12 +179,7 @@ def simulate(
     at 1) and ``slowdown`` (a process of per-step slowdowns) make workers unequal
     (``replay.engine.slowdown``). ``discipline`` decides whether a worker may start its next
     step when it ends one (``replay.sync.disciplines``; None: asynchronous)."""
-    if workers < 1:
-        raise ValueError("workers must be at least 1")
-    if measured_steps < 1 or warmup_steps < 0:
-        raise ValueError("need at least one measured step and no negative warm-up")
-    if seed < 0:
-        raise ValueError(f"seed must be zero or more (numpy's generators take no negative seed), got {seed}")
+    check_run_arguments(workers, measured_steps, warmup_steps, seed)
     sharing = sharing or FairSharing()
     order = order or TraceOrder()
     np_rng = np.random.default_rng(seed)

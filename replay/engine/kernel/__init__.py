@@ -3,7 +3,7 @@
 The reference engine (``replay.engine.loop``) stays the definition of a replay; this package
 replays the same runs with the loop compiled by numba, as flat NumPy arrays, integer codes and
 an array heap, so that sweeps to thousands of workers run at millions of ops per second.
-``kernel_supports`` says which configurations it holds; everything else stays with the
+``unsupported_setting`` says which configurations it holds; everything else stays with the
 reference. Importing this package does not import numba: ``kernel_unavailable`` and
 ``simulate_fast`` do, so a machine without it still runs every replay.
 """
@@ -14,12 +14,11 @@ from replay.engine.kernel.entry import (
     kernel_unavailable,
     simulate_fast,
 )
-from replay.engine.kernel.support import kernel_supports, unsupported_setting
+from replay.engine.kernel.support import unsupported_setting
 
 __all__ = [
     "KernelUnavailable",
     "compile_kernel",
-    "kernel_supports",
     "kernel_unavailable",
     "simulate_fast",
     "unsupported_setting",

@@ -27,6 +27,7 @@ from replay.engine.loop import (
     DurationModel,
     ReplayTimeOverflow,
     RunResult,
+    check_run_arguments,
     staleness_summary,  # the reference's own summary, so both engines report alike
     time_overflow,
 )
@@ -92,15 +93,10 @@ def simulate_fast(
     worker_speeds: tuple[float, ...] = (),
     discipline: SyncDiscipline | None = None,
 ) -> RunResult:
-    """``replay.engine.loop.simulate`` for the configurations ``kernel_supports`` accepts, with the
+    """``replay.engine.loop.simulate`` for the configurations ``unsupported_setting`` accepts, with the
     same arguments and the same ``RunResult``. Raises ``ValueError`` for a configuration the
     kernel does not hold and ``KernelUnavailable`` when numba cannot run it."""
-    if workers < 1:
-        raise ValueError("workers must be at least 1")
-    if measured_steps < 1 or warmup_steps < 0:
-        raise ValueError("need at least one measured step and no negative warm-up")
-    if seed < 0:
-        raise ValueError(f"seed must be zero or more (numpy's generators take no negative seed), got {seed}")
+    check_run_arguments(workers, measured_steps, warmup_steps, seed)
     missing = unsupported_setting(workers=workers, link=link, sharing=sharing, order=order, discipline=discipline,
                                   slowdown=slowdown, worker_speeds=worker_speeds, record_steps=record_steps)
     if missing is not None:

@@ -62,20 +62,3 @@ def unsupported_setting(
         return "timeline recording"
     return None
 
-
-def kernel_supports(
-    *,
-    workers: int,
-    link: LinkConfig,
-    sharing: SharingModel | None = None,
-    order: OrderPolicy | None = None,
-    discipline: SyncDiscipline | None = None,
-    slowdown: SlowdownSpec = NO_SLOWDOWN,
-    worker_speeds: tuple[float, ...] = (),
-    record_steps: int = 0,
-) -> bool:
-    """Whether the kernel replays this configuration (see ``unsupported_setting``)."""
-    return unsupported_setting(
-        workers=workers, link=link, sharing=sharing, order=order, discipline=discipline, slowdown=slowdown,
-        worker_speeds=worker_speeds, record_steps=record_steps,
-    ) is None
