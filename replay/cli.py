@@ -132,6 +132,32 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_sweep(args: argparse.Namespace) -> int:
+    from replay.compare import parse_discipline_list
+    from replay.grid import SweepRequest, run_grid
+
+    bandwidths = [part.strip() for part in args.bandwidth.split(",") if part.strip()] or [""]
+    links = [link_arguments(argparse.Namespace(**{**vars(args), "bandwidth": b})) for b in bandwidths]
+    base = replay_settings(args, sync="async", staleness=None, replicas_to_aggregate=None, cutoff=None)
+    request = SweepRequest(
+        graphs=[Path(g) for g in args.graphs],
+        bandwidths_bps=[link.pop("bandwidth_bps") for link in links],
+        disciplines=[(v.label, v.settings) for v in
+                     parse_discipline_list(args.sync, base, args.staleness, args.replicas_to_aggregate, args.cutoff)],
+        workers=parse_workers(args.workers),
+        link=links[0],
+        out_dir=Path(args.out),
+        jobs=args.jobs,
+        backend=args.backend,
+        address=args.address,
+    )
+    outcome = run_grid(request)
+    print(outcome.table)
+    print()
+    print(f"wrote {', '.join(str(p) for p in outcome.files)}")
+    return 0
+
+
 def add_replay_options(p: argparse.ArgumentParser) -> None:
     """The options every replay command shares: the link, the engine, the workers and the discipline's knobs."""
     from replay.sweep import DEFAULT_MEASURED_STEPS, DEFAULT_SEEDS, DEFAULT_WARMUP_STEPS, default_jobs
@@ -337,6 +363,27 @@ def build_parser() -> argparse.ArgumentParser:
     add_replay_options(c)
     c.add_argument("--out", required=True, help="output folder")
     c.set_defaults(func=cmd_compare)
+
+    g = sub.add_parser(
+        "sweep",
+        help="replay a grid of graphs x bandwidths x disciplines x worker counts x seeds",
+        description="Replay every cell of the grid (one graph, bandwidth, discipline, worker count and seed each) "
+        "as an independent task, on local processes or a Dask or Ray cluster, and write DIR/sweep.csv and "
+        "DIR/sweep.json: one row per cell. --bandwidth takes a comma-separated list here.",
+    )
+    g.add_argument("graphs", nargs="+", metavar="GRAPH", help="step-graph JSON files made by 'tracetool graph'")
+    g.add_argument("--workers", default="1,2,4,8,16", help="worker counts (default %(default)s)")
+    g.add_argument("--sync", default="async", metavar="LIST",
+                   help="disciplines, as for 'replay compare': async,sync,backup:2,ssp:3,... (default %(default)s)")
+    add_replay_options(g)
+    g.add_argument("--backend", choices=["local", "dask", "ray"], default="local",
+                   help="where the replays run: local processes (default), a Dask cluster or a Ray cluster "
+                   "(optional extras tfsim[dask], tfsim[ray]; docs/replay.md)")
+    g.add_argument("--address", default="", metavar="ADDRESS",
+                   help="with --backend dask: the scheduler (tcp://host:8786); with ray: the cluster (host:6379); "
+                   "default: start one on this machine with --jobs workers")
+    g.add_argument("--out", required=True, help="output folder")
+    g.set_defaults(func=cmd_sweep)
 
     add_analytic_commands(sub)
     add_cluster_commands(sub)

@@ -16,12 +16,14 @@ from tqdm import tqdm
 class StepProgress:
     """Counts steps through named phases (warmup, untraced, traced, ...)."""
 
-    def __init__(self, total: int, label: str, enabled: bool = True, stream: TextIO | None = None) -> None:
+    def __init__(self, total: int, label: str, enabled: bool = True, stream: TextIO | None = None,
+                 unit: str = "step") -> None:
         self.stream = stream or sys.stderr
         self.label = label
+        self.unit = unit
         self.enabled = enabled
         self.on_terminal = enabled and self.stream.isatty()
-        self.bar = tqdm(total=total, desc=label, unit="step", file=self.stream) if self.on_terminal else None
+        self.bar = tqdm(total=total, desc=label, unit=unit, file=self.stream) if self.on_terminal else None
         self.phase = ""
         self.phase_started = time.monotonic()
         self.done = 0
@@ -33,7 +35,7 @@ class StepProgress:
                 self.bar.set_postfix_str(phase)
             elif self.enabled:
                 took = f" ({self.phase} took {time.monotonic() - self.phase_started:.1f} s)" if self.phase else ""
-                print(f"{self.label}: {phase}, {done} steps done{took}", file=self.stream, flush=True)
+                print(f"{self.label}: {phase}, {done} {self.unit}s done{took}", file=self.stream, flush=True)
             self.phase, self.phase_started = phase, time.monotonic()
         if self.bar is not None:
             self.bar.update(done - self.bar.n)
@@ -43,7 +45,7 @@ class StepProgress:
         if self.bar is not None:
             self.bar.close()
         elif self.enabled and self.phase:
-            print(f"{self.label}: {self.done} steps done ({self.phase} took "
+            print(f"{self.label}: {self.done} {self.unit}s done ({self.phase} took "
                   f"{time.monotonic() - self.phase_started:.1f} s)", file=self.stream, flush=True)
 
     def __enter__(self) -> StepProgress:
