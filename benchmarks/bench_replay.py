@@ -103,7 +103,7 @@ def kernel_against_reference(path: Path, steps: int, worker_counts: tuple[int, .
     print(f"{path.parent.name} ({compiled.n} nodes), 1 Gbit/s, {steps} measured steps per worker, sampled durations:")
     print(f"{'sharing':>8} {'workers':>7} {'ops':>11} {'kernel ops/s':>13} {'reference ops/s':>16} {'speed-up':>8} "
           f"{'same result':>11}")
-    for name in ("fair", "fifo"):
+    for name in ("fair", "fifo", "seniority"):  # seniority: the default, with its default weight and overtakes
         sharing = sharing_model(name)
         stagger = one_step_time_s(compiled, link, sharing=sharing)
         for workers in worker_counts:

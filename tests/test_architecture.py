@@ -78,7 +78,8 @@ FORBIDDEN = {
     "replay.cluster": ("replay.engine.loop", "replay.sync", "replay.cli", "replay.compare", "replay.timeline"),
 }
 REPLAY_MAY_USE = ("tracetool.errors", "tracetool.outputs", "tracetool.atomic_files", "tracetool.cli_support",
-                  "tracetool.liveness", "tracetool.progress", "tracetool.graph.stepgraph", "tracetool.graph.json_fields",
+                  "tracetool.liveness", "tracetool.progress", "tracetool.graph.stepgraph",
+                  "tracetool.graph.json_fields",
                   "tracetool.graph.builder")  # replay analytic reads a profile folder as tracetool graph does
 
 

@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import functools
 import importlib
+import random
 from types import ModuleType
+from typing import Any
 
 import numpy as np
 
@@ -32,7 +34,7 @@ from replay.engine.loop import (
     time_overflow,
 )
 from replay.engine.order import OrderPolicy
-from replay.engine.sharing import SharingModel
+from replay.engine.sharing import SenioritySharing, SharingModel, _group_weights
 from replay.engine.slowdown import NO_SLOWDOWN, SlowdownSpec
 from replay.sync.base import SyncDiscipline
 
@@ -122,8 +124,47 @@ def simulate_fast(
         if not deterministic:
             hold[w] = draw_hold_s(graph, np_rng)
 
+    overtake, group_weight = _seniority_arrays(compiled, workers, link, sharing)
+    # Words of the reference's link generator for the overtake draws: about one join per worker,
+    # step and direction, three words each; a run that needs more is repeated with four times as many.
+    words_wanted = 0 if overtake.max() <= 0.0 else 6 * workers * (measured_steps + warmup_steps + 2) + 1024
+    generator_state = np_rng.bit_generator.state
+    while True:
+        link_words = _link_words(seed, words_wanted)
+        raw = _replay(module, graph, workers, warmup_steps, measured_steps, link, sharing, begin,
+                      hold if deterministic else hold.copy(), deterministic, np_rng, overtake, group_weight,
+                      link_words)
+        if not raw[-1]:
+            return _run_result(compiled, workers, link, raw[:-1], module)
+        words_wanted *= 4
+        np_rng.bit_generator.state = generator_state  # the repeat draws the same durations
+
+
+def _seniority_arrays(compiled: CompiledGraph, workers: int, link: LinkConfig,
+                      sharing: SharingModel | None) -> tuple[np.ndarray, np.ndarray]:
+    """Each direction's overtake chance and the weights' prefix sums, as the reference's links
+    get them (``SenioritySharing.overtake_chance`` of the time a step's transfers take alone)."""
+    if type(sharing) is not SenioritySharing:
+        return np.zeros(2), np.zeros(1)
+    transfer_s = (8.0 * compiled.download_bytes / link.download_payload_bps(),
+                  8.0 * compiled.upload_bytes / link.upload_payload_bps())
+    return (np.array([sharing.overtake_chance(t) for t in transfer_s]),
+            np.array(_group_weights(sharing.seniority, workers)))
+
+
+def _link_words(seed: int, count: int) -> np.ndarray:
+    """The first ``count`` 32-bit outputs of the reference's link generator (``links-{seed}``)."""
+    generator = random.Random(f"links-{seed}")
+    return np.array([generator.getrandbits(32) for _ in range(count)], dtype=np.int64)
+
+
+def _replay(module: ModuleType, graph: Any, workers: int, warmup_steps: int, measured_steps: int, link: LinkConfig,
+            sharing: SharingModel | None, begin: np.ndarray, hold: np.ndarray, deterministic: bool,
+            np_rng: np.random.Generator, overtake: np.ndarray, group_weight: np.ndarray,
+            link_words: np.ndarray) -> tuple:
+    """One call of the compiled loop; numba's own failures become ``KernelUnavailable``."""
     try:
-        raw = module.replay_async(
+        return module.replay_async(
             graph.kind, graph.succ_ptr, graph.succ_idx, graph.indegree, graph.lane, graph.lane_rank,
             graph.order_rank, graph.bits, graph.ps_gap_s, graph.sample_offset, graph.sample_count, graph.samples_us,
             graph.op_scale_s, graph.held_gap_s, graph.lane_offset, graph.lane_width, graph.ps_queue_offset,
@@ -136,14 +177,13 @@ def simulate_fast(
             np.array([link.download_payload_bps_while_uploading(), link.upload_payload_bps_while_downloading()]),
             np.array([float(link.worker_payload_caps(workers, upload=False)),
                       float(link.worker_payload_caps(workers, upload=True))]),
-            begin, hold, not deterministic, np_rng,
+            begin, hold, not deterministic, np_rng, overtake, group_weight, link_words,
         )
     except Exception as exc:
         if _is_numba_error(exc):
             raise KernelUnavailable(f"numba could not compile the kernel ({type(exc).__name__}: "
                                     f"{str(exc).splitlines()[0] if str(exc) else ''})") from exc
         raise
-    return _run_result(compiled, workers, link, raw, module)
 
 
 def _is_numba_error(exc: Exception) -> bool:

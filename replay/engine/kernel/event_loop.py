@@ -42,7 +42,8 @@ from replay.engine.kernel.links import (
     link_served_bits,
     link_set_capacity,
 )
-from replay.engine.kernel.support import SHARING_FAIR, SHARING_FIFO
+from replay.engine.kernel.seniority_link import seniority_new, seniority_words_short
+from replay.engine.kernel.support import SHARING_FAIR, SHARING_FIFO, SHARING_SENIORITY
 
 # How a run ended.
 STATUS_WINDOW_CLOSED = 0  # the measured steps completed
@@ -52,7 +53,7 @@ STATUS_NO_EVENTS = 2  # the heap ran dry before the window closed
 
 @njit(cache=True)
 def _snapshot(acct: np.ndarray, acct_t: np.ndarray, busy_lanes: np.ndarray, params_out: np.ndarray, now: float,
-              sharing: int, fair: tuple, fifo: tuple, ps_busy_s: float, books: np.ndarray,
+              sharing: int, fair: tuple, fifo: tuple, sen: tuple, ps_busy_s: float, books: np.ndarray,
               accounts: np.ndarray) -> None:
     """Charge every worker up to ``now`` and copy the books (served bits per direction, PS busy
     time, per-worker compute / parameter-wait / link-wait seconds)."""
@@ -65,8 +66,8 @@ def _snapshot(acct: np.ndarray, acct_t: np.ndarray, busy_lanes: np.ndarray, para
         else:
             acct[2, v] += dt
         acct_t[v] = now
-    books[0] = link_served_bits(sharing, fair, fifo, 0, now)
-    books[1] = link_served_bits(sharing, fair, fifo, 1, now)
+    books[0] = link_served_bits(sharing, fair, fifo, sen, 0, now)
+    books[1] = link_served_bits(sharing, fair, fifo, sen, 1, now)
     books[2] = ps_busy_s
     accounts[:, :] = acct
 
@@ -82,9 +83,12 @@ def replay_async(
     workers: int, warmup_steps: int, target: int, delay_s: float, sharing: int, ack_coupled: bool,
     loss_coupled: bool, contention: float, capacity_alone: np.ndarray, capacity_shared: np.ndarray,
     worker_cap: np.ndarray, begin: np.ndarray, hold: np.ndarray, sampled: bool, rng: np.random.Generator,
+    overtake: np.ndarray, group_weight: np.ndarray, link_words: np.ndarray,
 ) -> tuple:
     """One run; ``hold`` is (workers, n) with each worker's first step drawn (sampled) or (1, n)
-    of mean hold times; ``rng`` draws every later step's durations when ``sampled``."""
+    of mean hold times; ``rng`` draws every later step's durations when ``sampled``. Under
+    seniority sharing, ``overtake`` is each direction's chance, ``group_weight`` the weights'
+    prefix sums and ``link_words`` the raw words of the reference's link generator."""
     n = kind.shape[0]
     inf = math.inf
     row_of = 1 if sampled else 0  # a worker's row of ``hold``
@@ -116,6 +120,8 @@ def replay_async(
     widest = max(transfers_per_worker[0], transfers_per_worker[1], 1)
     fair = fair_new(workers if sharing == SHARING_FAIR else 1, transfers_per_worker, capacity_alone, worker_cap)
     fifo = fifo_new(workers * widest if sharing == SHARING_FIFO else 1, capacity_alone, worker_cap)
+    sen = seniority_new(workers if sharing == SHARING_SENIORITY else 1, transfers_per_worker, capacity_alone,
+                        worker_cap, overtake, group_weight, link_words)
     done_worker = np.empty(workers * widest, dtype=np.int64)
     done_node = np.empty(workers * widest, dtype=np.int64)
     link_sched = np.full(2, inf)
@@ -146,7 +152,7 @@ def replay_async(
     have_t0 = warmup_steps <= 0
     t0 = 0.0
     if have_t0:
-        _snapshot(acct, acct_t, busy_lanes, params_out, 0.0, sharing, fair, fifo, ps_busy_s, books0, accounts0)
+        _snapshot(acct, acct_t, busy_lanes, params_out, 0.0, sharing, fair, fifo, sen, ps_busy_s, books0, accounts0)
     warm = 0
     counted = 0
     t1 = inf
@@ -238,7 +244,7 @@ def replay_async(
                         seq += 1
                         continue
                     d = lane[s]
-                    nt = link_add(sharing, fair, fifo, d, t, step_start[w], order_rank[s], w, s, b)
+                    nt = link_add(sharing, fair, fifo, sen, d, t, step_start[w], order_rank[s], w, s, b)
                     # Only an earlier finish needs a new event; if the arrival delayed the next
                     # finish, the event already queued fires early, finds nothing and re-arms.
                     if nt < link_sched[d]:
@@ -250,9 +256,9 @@ def replay_async(
                         direction_busy[d] = True
                         o = 1 - d
                         base_bps = capacity_shared[o] if direction_busy[1 - o] else capacity_alone[o]
-                        link_set_capacity(sharing, fair, fifo, o, t,
+                        link_set_capacity(sharing, fair, fifo, sen, o, t,
                                           base_bps * contention if contended[o] else base_bps)
-                        nt = link_next_time(sharing, fair, fifo, o)
+                        nt = link_next_time(sharing, fair, fifo, sen, o)
                         link_sched[o] = nt
                         if nt < inf:
                             hn = event_push(ht, hs, hp, hn, nt, seq, pack_event(EV_LINK, o, 0, n))
@@ -260,11 +266,11 @@ def replay_async(
                             seq += 1
                         else:
                             link_version[o] = -1
-                    if loss_coupled and not contended[d] and link_connections(sharing, fair, fifo, d) > 1:
+                    if loss_coupled and not contended[d] and link_connections(sharing, fair, fifo, sen, d) > 1:
                         contended[d] = True
                         base_bps = capacity_shared[d] if direction_busy[1 - d] else capacity_alone[d]
-                        link_set_capacity(sharing, fair, fifo, d, t, base_bps * contention)
-                        nt = link_next_time(sharing, fair, fifo, d)
+                        link_set_capacity(sharing, fair, fifo, sen, d, t, base_bps * contention)
+                        nt = link_next_time(sharing, fair, fifo, sen, d)
                         link_sched[d] = nt
                         if nt < inf:
                             hn = event_push(ht, hs, hp, hn, nt, seq, pack_event(EV_LINK, d, 0, n))
@@ -290,7 +296,7 @@ def replay_async(
                             if warm == workers:
                                 t0 = t
                                 have_t0 = True
-                                _snapshot(acct, acct_t, busy_lanes, params_out, t, sharing, fair, fifo, ps_busy_s,
+                                _snapshot(acct, acct_t, busy_lanes, params_out, t, sharing, fair, fifo, sen, ps_busy_s,
                                           books0, accounts0)
                     elif t > t0:
                         counted += 1
@@ -344,16 +350,16 @@ def replay_async(
             d = w
             if sq != link_version[d]:
                 continue  # superseded by a later reschedule of this direction
-            n_done = link_pop_finished(sharing, fair, fifo, d, t, done_worker, done_node)
+            n_done = link_pop_finished(sharing, fair, fifo, sen, d, t, done_worker, done_node)
             for q in range(n_done):
                 hn = event_push(ht, hs, hp, hn, t + delay_s, seq,
                                 pack_event(EV_DONE, done_worker[q], done_node[q], n))
                 seq += 1
-            if loss_coupled and contended[d] and link_connections(sharing, fair, fifo, d) < 2:
+            if loss_coupled and contended[d] and link_connections(sharing, fair, fifo, sen, d) < 2:
                 contended[d] = False
-                link_set_capacity(sharing, fair, fifo, d, t,
+                link_set_capacity(sharing, fair, fifo, sen, d, t,
                                   capacity_shared[d] if direction_busy[1 - d] else capacity_alone[d])
-            nt = link_next_time(sharing, fair, fifo, d)
+            nt = link_next_time(sharing, fair, fifo, sen, d)
             link_sched[d] = nt
             if nt < inf:
                 hn = event_push(ht, hs, hp, hn, nt, seq, pack_event(EV_LINK, d, 0, n))
@@ -363,8 +369,8 @@ def replay_async(
                 direction_busy[d] = False
                 o = 1 - d
                 base_bps = capacity_shared[o] if direction_busy[1 - o] else capacity_alone[o]
-                link_set_capacity(sharing, fair, fifo, o, t, base_bps * contention if contended[o] else base_bps)
-                nt = link_next_time(sharing, fair, fifo, o)
+                link_set_capacity(sharing, fair, fifo, sen, o, t, base_bps * contention if contended[o] else base_bps)
+                nt = link_next_time(sharing, fair, fifo, sen, o)
                 link_sched[o] = nt
                 if nt < inf:
                     hn = event_push(ht, hs, hp, hn, nt, seq, pack_event(EV_LINK, o, 0, n))
@@ -383,7 +389,7 @@ def replay_async(
                 seq += 1
 
     if status == STATUS_WINDOW_CLOSED:
-        _snapshot(acct, acct_t, busy_lanes, params_out, t1, sharing, fair, fifo, ps_busy_s, books1, accounts1)
-    in_flight = link_connections(sharing, fair, fifo, 0) + link_connections(sharing, fair, fifo, 1)
+        _snapshot(acct, acct_t, busy_lanes, params_out, t1, sharing, fair, fifo, sen, ps_busy_s, books1, accounts1)
+    in_flight = link_connections(sharing, fair, fifo, sen, 0) + link_connections(sharing, fair, fifo, sen, 1)
     return (status, ops, t0, t1, counted, own_steps, first_end, last_end, books0, books1, accounts0, accounts1,
-            staleness[:n_staleness].copy(), in_flight)
+            staleness[:n_staleness].copy(), in_flight, seniority_words_short(sen))

@@ -1,9 +1,10 @@
 """Which configurations the compiled kernel replays, and in which words to say what it does not.
 
 The kernel holds asynchronous training with equal workers, ``fair`` sharing (one connection
-per worker, equal interfaces, no stream cap) and ``fifo`` sharing, under the ``trace`` and
-``priority`` orders (``random`` under ``fair`` too, where the order is never consulted), and no
-timeline recording. Everything else is a Python policy object the kernel cannot call per event
+per worker, equal interfaces, no stream cap), ``seniority`` sharing (the default; with its
+overtakes, without released groups or a stream cap) and ``fifo`` sharing, under the ``trace``
+and ``priority`` orders (``random`` under ``fair`` and ``seniority`` too, where the order is never
+consulted), and no timeline recording. Everything else is a Python policy object the kernel cannot call per event
 without losing its speed, so those replays stay with the reference engine. This module only
 inspects settings; it imports no numba.
 """
@@ -12,17 +13,20 @@ from __future__ import annotations
 
 from replay.engine.link import LinkConfig
 from replay.engine.order import OrderPolicy, PriorityOrder, RandomOrder, TraceOrder
-from replay.engine.sharing import FairSharing, FifoSharing, SharingModel
+from replay.engine.sharing import FairSharing, FifoSharing, SenioritySharing, SharingModel
 from replay.engine.slowdown import NO_SLOWDOWN, SlowdownSpec
 from replay.sync.base import AsyncTraining, SyncDiscipline
 
 # Integer codes of the sharing models inside the kernel.
 SHARING_FAIR = 0
 SHARING_FIFO = 1
+SHARING_SENIORITY = 2
 
 
 def sharing_code(sharing: SharingModel | None) -> int:
     """The kernel's code of a supported sharing model (None is the reference's default, fair)."""
+    if type(sharing) is SenioritySharing:
+        return SHARING_SENIORITY
     return SHARING_FIFO if type(sharing) is FifoSharing else SHARING_FAIR
 
 
@@ -42,10 +46,14 @@ def unsupported_setting(
     if discipline is not None and type(discipline) not in (SyncDiscipline, AsyncTraining):
         return f"--sync {discipline.name}"
     # Subclasses (fair-per-transfer, seniority) are other models: compare exact types.
-    if sharing is not None and type(sharing) not in (FairSharing, FifoSharing):
+    if sharing is not None and type(sharing) not in (FairSharing, FifoSharing, SenioritySharing):
         return f"--sharing {sharing.name}"
-    if type(sharing) is FairSharing and sharing.max_streams is not None:
+    if type(sharing) in (FairSharing, SenioritySharing) and sharing.max_streams is not None:
         return "--max-streams"
+    if type(sharing) is SenioritySharing and sharing.join_window_s > 0.0:
+        return "--join-window (released groups)"
+    if type(sharing) is SenioritySharing and sharing.fair_downloads:
+        return "seniority with fair downloads"
     if order is not None and type(order) not in (TraceOrder, PriorityOrder, RandomOrder):
         return f"--order {order.name}"
     if type(order) is RandomOrder and type(sharing) is FifoSharing:

@@ -30,7 +30,10 @@ from tracetool.graph.stepgraph import load_stepgraph
 needs_numba = pytest.mark.skipif(kernel_unavailable() is not None, reason="numba cannot run here")
 
 ZOO_GRAPHS = sorted(TRACES_DIR.glob("*/graph.json"))
-SHARING = {"fair": FairSharing(), "fifo": FifoSharing()}
+# seniority as the defaults give it: weight 2, overtakes with chance min(0.4, 0.04 s / T)
+SHARING = {"fair": FairSharing(), "fifo": FifoSharing(),
+           "seniority": SenioritySharing(seniority=2.0, overtake=0.4, overtake_time_s=0.04),
+           "seniority-always-overtaking": SenioritySharing(seniority=1.5, overtake=1.0)}
 
 
 def assert_same_run(kernel: RunResult, reference: RunResult) -> None:
@@ -61,17 +64,17 @@ def both(graph_path: Path, workers: int, sharing: str, *, deterministic: bool, s
 
 @needs_numba
 @pytest.mark.parametrize("workers", [1, 3, 8])
-@pytest.mark.parametrize("sharing", ["fair", "fifo"])
+@pytest.mark.parametrize("sharing", ["fair", "fifo", "seniority"])
 @pytest.mark.parametrize("graph_path", ZOO_GRAPHS, ids=[p.parent.name for p in ZOO_GRAPHS])
 def test_kernel_equals_reference_with_mean_durations(graph_path: Path, sharing: str, workers: int):
-    """Every zoo graph, fair and fifo, 1 to 8 workers: the kernel's run is the reference's."""
+    """Every zoo graph, fair, fifo and seniority, 1 to 8 workers: the kernel's run is the reference's."""
     kernel, reference = both(graph_path, workers, sharing, deterministic=True)
     assert_same_run(kernel, reference)
 
 
 @needs_numba
 @pytest.mark.parametrize("seed", [0, 7])
-@pytest.mark.parametrize("sharing", ["fair", "fifo"])
+@pytest.mark.parametrize("sharing", ["fair", "fifo", "seniority"])
 @pytest.mark.parametrize("model", ["alexnet", "inception"])
 def test_kernel_draws_the_reference_durations(model: str, sharing: str, seed: int):
     """Sampled durations come from the same NumPy stream in the same order: the same run, not a
@@ -97,6 +100,36 @@ def test_kernel_runs_many_workers_as_the_reference_does():
 
 
 @needs_numba
+@pytest.mark.parametrize("workers", [4, 12])
+def test_kernel_overtakes_as_the_reference_does(workers: int):
+    """Every join of a busy direction overtakes: the kernel reproduces the reference's draws from
+    its Python generator (random(), then randrange) and the ranks they give."""
+    kernel, reference = both(TRACES_DIR / "vgg" / "graph.json", workers, "seniority-always-overtaking",
+                             deterministic=False, seed=5, bandwidth_bps=1e9, steps=2)
+    assert_same_run(kernel, reference)
+
+
+@needs_numba
+def test_kernel_repeats_a_run_that_ran_out_of_random_words(monkeypatch):
+    """A run given too few of the generator's words is repeated with more and still gives the
+    reference's run (durations included: the repeat draws them again from the same state)."""
+    from replay.engine.kernel import entry
+
+    calls = []
+    real = entry._link_words
+
+    def few(seed: int, count: int):
+        calls.append(count)
+        return real(seed, 3 if len(calls) == 1 else count)
+
+    monkeypatch.setattr(entry, "_link_words", few)
+    kernel, reference = both(TRACES_DIR / "alexnet" / "graph.json", 6, "seniority-always-overtaking",
+                             deterministic=False, seed=2)
+    assert len(calls) >= 2
+    assert_same_run(kernel, reference)
+
+
+@needs_numba
 def test_kernel_reports_overflowing_times():
     """On a 1e-305 bit/s link the kernel raises the reference's ReplayTimeOverflow instead of stalling."""
     compiled = compile_graph(load_stepgraph(TRACES_DIR / "mlp" / "graph.json"))
@@ -107,7 +140,8 @@ def test_kernel_reports_overflowing_times():
 @pytest.mark.parametrize(
     ("setting", "words"),
     [
-        ({"sharing": SenioritySharing()}, "--sharing seniority"),
+        ({"sharing": SenioritySharing(join_window_s=0.5)}, "--join-window"),
+        ({"sharing": SenioritySharing(max_streams=2)}, "--max-streams"),
         ({"sharing": TransferFairSharing()}, "--sharing fair-per-transfer"),
         ({"sharing": FairSharing(max_streams=2)}, "--max-streams"),
         ({"sharing": FifoSharing(), "order": RandomOrder()}, "--order random with --sharing fifo"),
@@ -127,9 +161,9 @@ def test_kernel_names_what_it_does_not_hold(setting: dict, words: str):
         simulate_fast(compiled, **arguments)
 
 
-def test_kernel_holds_async_fair_and_fifo():
-    """The configurations of phase one are the kernel's."""
-    for sharing in (None, FairSharing(), FifoSharing()):
+def test_kernel_holds_async_fair_fifo_and_seniority():
+    """The asynchronous configurations of equal workers are the kernel's, the default sharing included."""
+    for sharing in (None, FairSharing(), FifoSharing(), SenioritySharing(overtake=0.3)):
         assert unsupported_setting(workers=4, link=LinkConfig(1e9, 1e9, worker_bandwidth_bps=1e8), sharing=sharing,
                                    order=PriorityOrder(), discipline=sync_discipline("async", None, None, None),
                                    worker_speeds=(1.0, 1.0)) is None
@@ -160,13 +194,13 @@ def test_auto_uses_the_kernel_where_it_can(monkeypatch):
 
 
 def test_auto_falls_back_for_what_the_kernel_lacks(monkeypatch):
-    """Under "auto" seniority sharing replays on the Python engine; the kernel is never called."""
+    """Under "auto" fair-per-transfer sharing replays on the Python engine; the kernel is never called."""
     def refuse(*args, **kwargs):
         raise AssertionError("the kernel was called")
 
     monkeypatch.setattr(sweep, "simulate_fast", refuse)
     monkeypatch.setattr(sweep, "compile_kernel", refuse)
-    assert all(math.isfinite(rate) for rate in small_prediction("auto", sharing="seniority"))
+    assert all(math.isfinite(rate) for rate in small_prediction("auto", sharing="fair-per-transfer"))
 
 
 def test_auto_falls_back_with_one_notice_when_numba_cannot_run(monkeypatch, capsys):
@@ -194,8 +228,9 @@ def test_a_kernel_failing_in_a_replay_falls_back_too(monkeypatch, capsys):
 
 def test_compiled_engine_refuses_what_the_kernel_lacks():
     """Under "compiled" a setting outside the kernel is a one-line ToolError naming it."""
-    with pytest.raises(ToolError, match="--engine compiled: --sharing seniority is not in the compiled kernel yet"):
-        small_prediction("compiled", sharing="seniority")
+    with pytest.raises(ToolError, match="--engine compiled: --sharing fair-per-transfer is not in the compiled "
+                                        "kernel yet"):
+        small_prediction("compiled", sharing="fair-per-transfer")
 
 
 def test_compiled_engine_refuses_a_machine_without_numba(monkeypatch):
@@ -207,15 +242,15 @@ def test_compiled_engine_refuses_a_machine_without_numba(monkeypatch):
 
 @needs_numba
 def test_predict_command_takes_the_engine(tmp_path: Path, graph_file: Path, capsys):
-    """`replay predict --engine compiled` runs fair sharing and refuses seniority in one error line."""
+    """`replay predict --engine compiled` runs the default sharing and refuses released groups in one error line."""
     common = ["predict", str(graph_file), "--workers", "1,2", "--bandwidth", "100mbit", "--steps", "2", "--seeds",
               "1", "--no-timelines", "--engine", "compiled"]
-    assert main([*common, "--sharing", "fair", "--out", str(tmp_path / "fair")]) == 0
+    assert main([*common, "--out", str(tmp_path / "seniority")]) == 0
     capsys.readouterr()
-    code = main([*common, "--out", str(tmp_path / "seniority")])
+    code = main([*common, "--join-window", "0.5", "--out", str(tmp_path / "groups")])
     err = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
-    assert code == 2 and len(err) == 1 and err[0].startswith("error: --engine compiled: --sharing seniority"), err
-    assert not (tmp_path / "seniority").exists()
+    assert code == 2 and len(err) == 1 and err[0].startswith("error: --engine compiled: --join-window"), err
+    assert not (tmp_path / "groups").exists()
 
 
 def test_predict_runs_where_numba_cannot_be_imported(tmp_path: Path):
