@@ -27,15 +27,16 @@ from pathlib import Path
 from typing import Any
 
 from replay.engine.link import target_link
-from replay.engine.loop import DurationModel, one_step_time_s, simulate
+from replay.engine.loop import DurationModel, one_step_time_s
+from replay.engine.slowdown import parse_slowdown
 from replay.sweep import (
     ReplaySettings,
     _choose_engine,
-    _kernel_gap,
     check_settings,
     check_sweep_size,
     check_workers,
     prepare,
+    replay_once,
 )
 from tracetool.atomic_files import write_text_atomically
 from tracetool.errors import ToolError
@@ -100,7 +101,7 @@ def _prepared(case: GridCase) -> dict[str, Any]:
             "measured_steps": settings.measured_steps, "warmup_steps": settings.warmup_steps,
             "stagger_s": one_step_time_s(compiled, link, sharing=sharing, order=order,
                                          compute_scale=calibration.compute_scale),
-            "slowdown": _slowdown(settings), "worker_speeds": tuple(settings.worker_speeds),
+            "slowdown": parse_slowdown(settings.slowdown), "worker_speeds": tuple(settings.worker_speeds),
             "discipline": settings.discipline(), "model": str(graph.model.get("name", "")),
             "batch_size": int(graph.model.get("batch_size") or 0),
         }
@@ -109,23 +110,11 @@ def _prepared(case: GridCase) -> dict[str, Any]:
     return state
 
 
-def _slowdown(settings: ReplaySettings) -> Any:
-    from replay.engine.slowdown import parse_slowdown
-
-    return parse_slowdown(settings.slowdown)
-
-
 def run_cell(case: GridCase, workers: int, seed: int) -> dict[str, Any]:
     """One replay of the grid: ``case``'s graph, link and discipline, ``workers`` workers, ``seed``."""
-    from replay.engine.kernel import simulate_fast
-
     s = _prepared(case)
     began = time.perf_counter()
-    compiled_engine = s["engine"] != "python" and _kernel_gap(s, workers) is None
-    result = (simulate_fast if compiled_engine else simulate)(
-        s["compiled"], workers, s["link"], sharing=s["sharing"], order=s["order"], durations=s["durations"],
-        measured_steps=s["measured_steps"], warmup_steps=s["warmup_steps"], seed=seed, stagger_s=s["stagger_s"],
-        slowdown=s["slowdown"], worker_speeds=s["worker_speeds"], discipline=s["discipline"])
+    result, engine = replay_once(s, workers, seed)
     return {
         "graph": case.graph_path, "model": s["model"],
         "bandwidth_bps": case.bandwidth_bps if case.bandwidth_bps is not None else "profiled",
@@ -137,7 +126,7 @@ def run_cell(case: GridCase, workers: int, seed: int) -> dict[str, Any]:
         "step_time_s": result.step_time_s, "waiting_for_parameters_s": result.waiting_for_parameters_s,
         "downlink_utilization": result.downlink_utilization, "uplink_utilization": result.uplink_utilization,
         "ps_utilization": result.ps_utilization, "staleness_mean": result.staleness_mean,
-        "engine": "compiled" if compiled_engine else "python", "simulated_ops": result.simulated_ops,
+        "engine": engine, "simulated_ops": result.simulated_ops,
         "wall_time_s": time.perf_counter() - began,
     }
 

@@ -255,16 +255,21 @@ def _pool_init(state: dict[str, Any]) -> None:
 
 def _run_one(task: tuple[int, int]) -> tuple[int, int, RunResult, float]:
     workers, seed = task
-    s = _POOL_STATE
     began = time.perf_counter()
-    engine = simulate_fast if s["engine"] != "python" and _kernel_gap(s, workers) is None else simulate
-    try:
-        result = _replay_with(engine, s, workers, seed)
-    except KernelUnavailable as exc:  # "auto" only: "compiled" was tried in the main process first
-        _engine_notice(str(exc))
-        s["engine"] = "python"
-        result = _replay_with(simulate, s, workers, seed)
+    result, _ = replay_once(_POOL_STATE, workers, seed)
     return workers, seed, result, time.perf_counter() - began
+
+
+def replay_once(s: dict[str, Any], workers: int, seed: int) -> tuple[RunResult, str]:
+    """One replay of a prepared state on the kernel where it holds it, else the Python engine;
+    returns the result and the engine that ran it ("compiled" or "python")."""
+    if s["engine"] != "python" and _kernel_gap(s, workers) is None:
+        try:
+            return _replay_with(simulate_fast, s, workers, seed), "compiled"
+        except KernelUnavailable as exc:  # "auto" only: "compiled" was tried in the main process first
+            _engine_notice(str(exc))
+            s["engine"] = "python"
+    return _replay_with(simulate, s, workers, seed), "python"
 
 
 def _replay_with(engine: Any, s: dict[str, Any], workers: int, seed: int) -> RunResult:
