@@ -61,7 +61,13 @@ class LinkConfig:
     or more workers' connections send on it at once: they overflow the shared drop-tail queue,
     and loss recovery leaves the line idle now and then, which one connection alone (or workers
     taking turns) does not. 1.0 means no such loss; ``benchmarks/network_baseline.py`` measures
-    it for a link."""
+    it for a link.
+    ``download_reverse_efficiency`` and ``upload_reverse_efficiency`` are the share of a
+    direction's payload rate that arrives while the *other* direction carries data: that data
+    queues ahead of this direction's ACKs and requests at the other direction's buffer, so a
+    deep buffer stretches this direction's round trip (slower window growth after idle, later
+    requests). 1.0 means only the ACK bytes cost; the link probe measures them
+    (``tracetool.measure.link_probe.fit_link_efficiencies``)."""
 
     download_bandwidth_bps: float
     upload_bandwidth_bps: float
@@ -73,6 +79,8 @@ class LinkConfig:
     payload_efficiency: float = 1.0
     reverse_ack_overhead: float = 0.0
     contention_efficiency: float = 1.0
+    download_reverse_efficiency: float = 1.0
+    upload_reverse_efficiency: float = 1.0
 
     def __post_init__(self) -> None:
         check_bandwidth_bps(self.download_bandwidth_bps)
@@ -90,6 +98,16 @@ class LinkConfig:
         if not 0.1 <= self.contention_efficiency <= 1.0:
             raise ToolError(f"contention efficiency must be in [0.1, 1], got {self.contention_efficiency:g}; "
                             "it is the share of the line contending connections deliver")
+        for name in ("download_reverse_efficiency", "upload_reverse_efficiency"):
+            value = getattr(self, name)
+            if not 0.1 <= value <= 1.0:
+                raise ToolError(f"{name.replace('_', ' ')} must be in [0.1, 1], got {value:g}; it is the share "
+                                "of a direction's rate left while the other direction carries data")
+
+    def directions_coupled(self) -> bool:
+        """Whether a direction's rate depends on the other direction carrying data."""
+        return (self.reverse_ack_overhead > 0.0 or self.download_reverse_efficiency < 1.0
+                or self.upload_reverse_efficiency < 1.0)
 
     def download_payload_bps(self) -> float:
         return self.download_bandwidth_bps * self.payload_efficiency
@@ -100,12 +118,12 @@ class LinkConfig:
     def download_payload_bps_while_uploading(self) -> float:
         """Download payload rate while uploads run: their ACKs take their share of the line."""
         acks = self.reverse_ack_overhead * self.upload_payload_bps()
-        return max(0.0, self.download_bandwidth_bps - acks) * self.payload_efficiency
+        return max(0.0, self.download_bandwidth_bps - acks) * self.payload_efficiency * self.download_reverse_efficiency
 
     def upload_payload_bps_while_downloading(self) -> float:
         """Upload payload rate while downloads run."""
         acks = self.reverse_ack_overhead * self.download_payload_bps()
-        return max(0.0, self.upload_bandwidth_bps - acks) * self.payload_efficiency
+        return max(0.0, self.upload_bandwidth_bps - acks) * self.payload_efficiency * self.upload_reverse_efficiency
 
     def worker_download_payload_bps(self) -> float:
         return (self.worker_bandwidth_bps or self.download_bandwidth_bps) * self.payload_efficiency

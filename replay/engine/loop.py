@@ -242,8 +242,9 @@ def simulate(
     ]
     link_sched = [math.inf, math.inf]
     link_version = [-1, -1]
-    # While one direction carries data, the other carries its ACKs and has that much less room.
-    ack_coupled = link.reverse_ack_overhead > 0.0
+    # While one direction carries data, the other carries its ACKs and has that much less room, and
+    # behind a deep buffer its ACKs and requests wait in that data's queue (reverse efficiency).
+    ack_coupled = link.directions_coupled()
     capacity_alone = (link.download_payload_bps(), link.upload_payload_bps())
     capacity_shared = (link.download_payload_bps_while_uploading(), link.upload_payload_bps_while_downloading())
     direction_busy = [False, False]

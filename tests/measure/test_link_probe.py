@@ -10,7 +10,13 @@ import pytest
 from tests.conftest import needs_root
 from tracetool.cluster import netns
 from tracetool.errors import ToolError
-from tracetool.measure.link_probe import ProbePoint, fit_contention_efficiency, probe_point, summarize_spans
+from tracetool.measure.link_probe import (
+    ProbePoint,
+    fit_contention_efficiency,
+    fit_link_efficiencies,
+    probe_point,
+    summarize_spans,
+)
 from tracetool.measure.validate import probe_window_s
 
 
@@ -28,6 +34,9 @@ def test_spans_of_two_workers_in_turns_keep_each_direction_busy_with_one_transfe
     assert point.down_contended_s == pytest.approx(0.0, abs=1e-3)
     assert point.down_alone_s == pytest.approx(10.0, rel=1e-3)
     assert point.down_concurrent == pytest.approx(1.0)
+    # every download runs while the other worker uploads, and the other way round
+    assert point.down_alone_reverse_s == pytest.approx(10.0, rel=1e-3)
+    assert point.up_alone_reverse_s == pytest.approx(10.0, rel=1e-3)
 
 
 def test_spans_of_workers_in_lock_step_contend_and_leave_the_other_direction_idle():
@@ -37,6 +46,7 @@ def test_spans_of_workers_in_lock_step_contend_and_leave_the_other_direction_idl
     assert point.down_busy == pytest.approx(0.5, abs=1e-3)
     assert point.down_contended_s == pytest.approx(5.0, rel=1e-3)
     assert point.down_concurrent == pytest.approx(2.0)
+    assert point.down_contended_reverse_s == 0.0 and point.up_contended_reverse_s == 0.0
     # 10 steps of each worker end in the window, 1000 bytes each
     assert point.down_bits == pytest.approx(2 * 10 * 8000)
 
@@ -73,6 +83,42 @@ def test_contention_efficiency_is_the_contended_share_over_the_alone_share():
 
 def test_no_contended_time_means_no_contention_loss():
     assert fit_contention_efficiency([_point(10.0, 0.0, 950.0)], payload_bps=100.0)[2] == 1.0
+
+
+def _split_point(workers: int, q1: float, r1: float, q2: float, r2: float, e1: float, e_contended: float,
+                 r_down: float, r_up: float) -> ProbePoint:
+    """A point whose directions spent these seconds in each state and delivered what the model says
+    (payload 100 bit/s): q quiet, r with the other direction busy; 1 one transfer, 2 two or more."""
+    def bits(r: float) -> float:
+        return 100.0 * (e1 * (q1 + r * r1) + e_contended * (q2 + r * r2))
+
+    return ProbePoint(workers=workers, steps_per_second=1.0, per_worker_steps_per_second=[1.0 / workers] * workers,
+                      window_s=10.0, down_alone_s=q1 + r1, down_contended_s=q2 + r2, down_bits=bits(r_down),
+                      up_alone_s=q1 + r1, up_contended_s=q2 + r2, up_bits=bits(r_up), down_busy=1.0, up_busy=1.0,
+                      down_concurrent=1.5, up_concurrent=1.5, down_alone_reverse_s=r1, down_contended_reverse_s=r2,
+                      up_alone_reverse_s=r1, up_contended_reverse_s=r2)
+
+
+def test_the_fit_tells_the_reverse_direction_s_cost_from_contention():
+    """One worker shows the lone rate, two in turns mostly run under the other direction's load, three and
+    four contend under it: the fit recovers a lone share of 0.98, a contention efficiency of 0.9 and
+    downloads that keep 80% of their rate under uploads while uploads keep 97%."""
+    truth = dict(e1=0.98, e_contended=0.98 * 0.9, r_down=0.8, r_up=0.97)
+    points = [_split_point(1, 5.0, 0.0, 0.0, 0.0, **truth), _split_point(2, 1.0, 7.0, 0.5, 0.5, **truth),
+              _split_point(3, 0.5, 2.0, 1.0, 6.0, **truth), _split_point(4, 0.2, 1.0, 0.8, 8.0, **truth)]
+    fit = fit_link_efficiencies(points, payload_bps=100.0)
+    assert fit.alone_share == pytest.approx(0.98, rel=1e-6)
+    assert fit.contention_efficiency == pytest.approx(0.9, rel=1e-6)
+    assert fit.download_reverse_efficiency == pytest.approx(0.8)
+    assert fit.upload_reverse_efficiency == pytest.approx(0.97)
+
+
+def test_probes_without_reverse_time_keep_the_contention_fit():
+    """Points written before the split (no reverse seconds) fit as before, with no reverse cost."""
+    points = [_point(10.0, 0.0, 980.0), _point(4.0, 6.0, 0.98 * 400 + 0.882 * 600)]
+    fit = fit_link_efficiencies(points, payload_bps=100.0)
+    assert (fit.download_reverse_efficiency, fit.upload_reverse_efficiency) == (1.0, 1.0)
+    assert fit.contention_efficiency == pytest.approx(0.9)
 
 
 @pytest.mark.cluster

@@ -216,6 +216,28 @@ def test_workers_in_turns_lose_the_line_share_of_each_others_acks():
     assert in_turns == pytest.approx(2 * one * 0.95, rel=0.01)
 
 
+def test_a_deep_buffer_s_reverse_load_slows_workers_in_turns_but_not_one_worker():
+    """Each direction at 80% of its rate while the other carries data (its ACKs and requests wait
+    behind the other direction's queue): one worker, whose directions never overlap, keeps its
+    rate; two workers in turns always transfer under the other's load, so every transfer takes
+    0.1 s / 0.8 and each worker's step 0.25 s: 8 steps/s instead of 10."""
+    graph = chain_graph(compute_us=10.0, download_bytes=1_000_000, upload_bytes=1_000_000)
+    clean = LinkConfig(8e7, 8e7)
+    deep = replace(clean, download_reverse_efficiency=0.8, upload_reverse_efficiency=0.8)
+    assert deep.directions_coupled() and not clean.directions_coupled()
+    assert deep.download_payload_bps_while_uploading() == pytest.approx(6.4e7)
+    assert replace(clean, download_reverse_efficiency=0.8).upload_payload_bps_while_downloading() == 8e7
+    assert step_rate(graph, 1, deep) == pytest.approx(step_rate(graph, 1, clean), rel=1e-9)
+    in_turns = step_rate(graph, 2, deep, sharing=SenioritySharing(2.0), measured_steps=40)
+    assert in_turns == pytest.approx(8.0, rel=0.01)
+
+
+@pytest.mark.parametrize("efficiency", [0.0, 0.05, 1.01])
+def test_impossible_reverse_efficiency_is_refused(efficiency):
+    with pytest.raises(ToolError, match="upload reverse efficiency must be in"):
+        LinkConfig(8e7, 8e7, upload_reverse_efficiency=efficiency)
+
+
 def test_contending_connections_deliver_the_contention_efficiency_share_of_the_line():
     """Starting together under fair sharing, two workers download and upload at the same time all
     along: every transfer runs at 80% of its share and the rate falls to 80%. One worker, and two

@@ -111,6 +111,12 @@ class ProbePoint:
     up_busy: float
     down_concurrent: float  # mean downloads in flight while any is
     up_concurrent: float
+    # the same seconds split by whether the other direction had a transfer in flight: its data
+    # queues ahead of this direction's ACKs and requests (zero in probes written before the split)
+    down_alone_reverse_s: float = 0.0
+    down_contended_reverse_s: float = 0.0
+    up_alone_reverse_s: float = 0.0
+    up_contended_reverse_s: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -165,6 +171,10 @@ def summarize_spans(spans: list[list[Span]], download_bytes: int, upload_bytes: 
         up_busy=float((up > 0).mean()),
         down_concurrent=float(down[down > 0].mean()) if (down > 0).any() else 0.0,
         up_concurrent=float(up[up > 0].mean()) if (up > 0).any() else 0.0,
+        down_alone_reverse_s=float(((down == 1) & (up > 0)).sum() * dt),
+        down_contended_reverse_s=float(((down >= 2) & (up > 0)).sum() * dt),
+        up_alone_reverse_s=float(((up == 1) & (down > 0)).sum() * dt),
+        up_contended_reverse_s=float(((up >= 2) & (down > 0)).sum() * dt),
     )
 
 
@@ -219,6 +229,57 @@ def fit_contention_efficiency(points: list[ProbePoint], payload_bps: float) -> t
         return e1, e1, 1.0
     (e1, e2), *_ = np.linalg.lstsq(a, b, rcond=None)
     return float(e1), float(e2), float(min(1.0, max(0.1, e2 / e1)))
+
+
+@dataclass(frozen=True)
+class LinkEfficiencies:
+    """The shares of the modelled payload rate a probe's directions delivered, by state."""
+
+    alone_share: float  # one transfer in flight, the other direction quiet
+    contention_efficiency: float  # two or more in flight, relative to one
+    download_reverse_efficiency: float  # a download while uploads are in flight, relative to alone
+    upload_reverse_efficiency: float
+
+
+REVERSE_GRID = np.round(np.arange(0.1, 1.0 + 1e-9, 0.005), 3)
+
+
+def fit_link_efficiencies(points: list[ProbePoint], payload_bps: float) -> LinkEfficiencies:
+    """Fit, by least squares over every point and both directions, the model the replay runs:
+    a direction delivers ``payload_bps * e1`` while one transfer is in flight, times ``E`` while
+    two or more are, times its reverse efficiency ``r`` while the other direction has a transfer
+    in flight (``bits = P * (e1 * (q1 + r * r1) + e1 * E * (q2 + r * r2))`` with ``q``/``r`` the
+    seconds with the other direction quiet or busy). ``e1`` and ``e1 * E`` are linear, each
+    direction's ``r`` is searched on a 0.005 grid. Without time in a state its factor is 1."""
+    rows = []
+    for p in points:
+        for d in ("down", "up"):
+            alone, contended = getattr(p, f"{d}_alone_s"), getattr(p, f"{d}_contended_s")
+            alone_rev, contended_rev = getattr(p, f"{d}_alone_reverse_s"), getattr(p, f"{d}_contended_reverse_s")
+            rows.append((d == "up", alone - alone_rev, alone_rev, contended - contended_rev, contended_rev,
+                         getattr(p, f"{d}_bits") / payload_bps))
+    table = np.array(rows, dtype=float)
+    upload, q1, r1, q2, r2, bits = (table[:, i] for i in range(6))
+    if (r1 + r2).sum() <= 0.0:
+        e1, e2, efficiency = fit_contention_efficiency(points, payload_bps)
+        return LinkEfficiencies(e1, efficiency, 1.0, 1.0)
+    best: tuple[float, float, float, float, float] | None = None
+    has_reverse = [(r1 + r2)[upload == flag].sum() > 0.0 for flag in (False, True)]
+    for r_down in REVERSE_GRID if has_reverse[0] else (1.0,):
+        for r_up in REVERSE_GRID if has_reverse[1] else (1.0,):
+            r = np.where(upload > 0, r_up, r_down)
+            a = np.column_stack([q1 + r * r1, q2 + r * r2])
+            if a[:, 1].sum() <= 0.0:
+                x = np.array([bits.sum() / a[:, 0].sum(), 0.0])
+            else:
+                x, *_ = np.linalg.lstsq(a, bits, rcond=None)
+            residual = float(((a @ x - bits) ** 2).sum())
+            if best is None or residual < best[0]:
+                best = (residual, float(x[0]), float(x[1]), float(r_down), float(r_up))
+    assert best is not None
+    _, e1, e2, r_down, r_up = best
+    efficiency = 1.0 if e2 <= 0.0 or (q2 + r2).sum() <= 0.0 else float(min(1.0, max(0.1, e2 / e1)))
+    return LinkEfficiencies(e1, efficiency, r_down, r_up)
 
 
 def probe_link(bandwidth_bps: float, download_bytes: int, upload_bytes: int, compute_s: float, workers: list[int],

@@ -171,7 +171,7 @@ def _replay(module: ModuleType, graph: Any, workers: int, warmup_steps: int, mea
             graph.ps_queue_capacity, graph.transfers_per_worker, graph.start, graph.n_downloads,
             graph.n_worker_lanes, graph.n_ps_lanes,
             workers, warmup_steps, measured_steps * workers, link.latency_s + link.per_transfer_overhead_s,
-            sharing_code(sharing), link.reverse_ack_overhead > 0.0, link.contention_efficiency < 1.0,
+            sharing_code(sharing), link.directions_coupled(), link.contention_efficiency < 1.0,
             link.contention_efficiency,
             np.array([link.download_payload_bps(), link.upload_payload_bps()]),
             np.array([link.download_payload_bps_while_uploading(), link.upload_payload_bps_while_downloading()]),
