@@ -2,21 +2,32 @@
 # Re-predict every finished point of an environment campaign with the checkout's replay, reusing
 # its profile, measurement and link probe (no TensorFlow runs):
 #
-#     benchmarks/environment_repredict.sh ROOT [NAME]
+#     benchmarks/environment_repredict.sh ROOT [NAME [--probe] [ENV/POINT ...]]
 #
 # writes ROOT/ENV/POINT/NAME/ (default "repredicted"): validation.json and the predictions beside
-# it. benchmarks/environment_table.py reads them as the variant "now". Takes the lock
-# /tmp/tfsim-tf.lock once for all points, so a running campaign waits rather than being disturbed.
+# it. benchmarks/environment_table.py reads them as the variant "now". With --probe the link is
+# probed again with the step shape the checkout gives (no TensorFlow either, about a minute per
+# point), instead of reusing the point's link-probe.json; then NAME/link-probe.json is the new
+# probe, which later runs may reuse with --from-link-probe. ENV/POINT names restrict the points.
+# Takes the lock /tmp/tfsim-tf.lock once for all points, so a running campaign waits rather than
+# being disturbed.
 set -uo pipefail
-ROOT=${1:?usage: environment_repredict.sh ROOT [NAME]}
+ROOT=${1:?usage: environment_repredict.sh ROOT [NAME [--probe] [ENV/POINT ...]]}
 NAME=${2:-repredicted}
+PROBE=""
+if [ "${3:-}" = --probe ]; then PROBE=1; shift; fi
+shift 2 2>/dev/null || shift $#
+ONLY="$*"
 TRACETOOL=${TRACETOOL:-tracetool}
-export ROOT NAME TRACETOOL
+export ROOT NAME TRACETOOL PROBE ONLY
 flock /tmp/tfsim-tf.lock bash -c '
 for point in "$ROOT"/*/*/validation.json; do
     dir=$(dirname "$point")
     env=$(basename "$(dirname "$dir")")
     [ "$env" = probes ] && continue
+    if [ -n "$ONLY" ] && [[ " $ONLY " != *" $env/$(basename "$dir") "* ]]; then continue; fi
+    reuse=(--from-link-probe "$dir/link-probe.json")
+    [ -n "$PROBE" ] && reuse=()
     name=$(basename "$dir")
     model=${name%-*}
     bandwidth=${name##*-}
@@ -24,7 +35,7 @@ for point in "$ROOT"/*/*/validation.json; do
     queue=${env##*-}
     "$TRACETOOL" validate --model "$model" --bandwidth "$bandwidth" --queue "$queue" --tcp-congestion-control "$cc" \
         --from-profile "$dir/profile" --from-measured "$dir/measured/measured.json" \
-        --from-link-probe "$dir/link-probe.json" --out "$dir/$NAME" > "$dir/$NAME.log" 2>&1 \
+        "${reuse[@]}" --out "$dir/$NAME" > "$dir/$NAME.log" 2>&1 \
         || echo "$env $name: $(tail -1 "$dir/$NAME.log")"
     echo "$env $name: $(grep "median" "$dir/$NAME.log")"
 done'

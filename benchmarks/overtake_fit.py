@@ -11,9 +11,15 @@ The law: chance = min(cap, time / T), where T is how long one step's transfers i
 take alone on the link. For every validation point (workers 2 and up, tasks under half the
 machine's cores) this replays the point at a grid of constant chances once, then reads the error
 of any law off that grid by interpolation; the fit minimises the rms error. With
-``--leave-one-model-out`` every model is predicted with the law fitted to the others.
+``--leave-one-model-out`` every model is predicted with the law fitted to the others; with
+``--leave-one-environment-out`` every network environment (the folder above a point in an
+environment campaign: ``cubic-5ms``, ``cubic-100ms``, ``bbr-100ms``) with the law fitted to the
+others. ``--variant NAME`` reads each point's ``NAME/validation.json`` (a re-prediction or a
+re-probe, ``benchmarks/environment_repredict.sh``) instead of every validation.json below.
 
     python benchmarks/overtake_fit.py runs/final --leave-one-model-out
+    python benchmarks/overtake_fit.py benchmarks/results/environments --variant reprobed \
+        --leave-one-environment-out --leave-one-model-out --jobs 2
 """
 
 from __future__ import annotations
@@ -36,7 +42,7 @@ from replay.engine.compiled import compile_graph  # noqa: E402
 from replay.engine.sharing import DEFAULT_OVERTAKE, DEFAULT_OVERTAKE_TIME_S  # noqa: E402
 from replay.sweep import ReplaySettings, predict  # noqa: E402
 from tracetool.graph.stepgraph import load_stepgraph  # noqa: E402
-from tracetool.measure.validate import measured_link  # noqa: E402
+from tracetool.measure.validate import measured_link, probe_reverse_efficiencies  # noqa: E402
 
 CHANCES = np.round(np.arange(0.0, 0.51, 0.05), 3)
 TIMES_S = np.round(np.arange(0.005, 0.0801, 0.005), 3)
@@ -49,6 +55,7 @@ class Point:
 
     model: str
     bandwidth: str
+    environment: str
     workers: int
     transfer_s: float
     errors_pct: np.ndarray
@@ -57,12 +64,20 @@ class Point:
         return float(np.interp(min(cap, time_s / self.transfer_s), CHANCES, self.errors_pct))
 
 
-def replay_points(folder: Path, seeds: int, jobs: int) -> list[Point]:
+def environment_of(path: Path, variant: str | None) -> str:
+    """The network environment of a point: the folder above the point's own in a campaign."""
+    point_dir = path.parent.parent if variant else path.parent
+    return point_dir.parent.name
+
+
+def replay_points(folder: Path, seeds: int, jobs: int, variant: str | None = None) -> list[Point]:
     points = []
-    for path in sorted(folder.rglob("validation.json")):
+    found = folder.glob(f"*/*/{variant}/validation.json") if variant else folder.rglob("validation.json")
+    for path in sorted(found):
         doc = json.loads(path.read_text())
         graph = load_stepgraph(path.parent / "graph.json")
-        link = measured_link(graph, doc["bandwidth_bps"], doc["queue_delay_s"], doc.get("contention_efficiency", 1.0))
+        link = measured_link(graph, doc["bandwidth_bps"], doc["queue_delay_s"], doc.get("contention_efficiency", 1.0),
+                             probe_reverse_efficiencies(doc.get("link_probe")))
         rows = [r for r in doc["rows"] if r["workers"] > 1
                 and r["cpu_cores"] < CPU_SHARE_OF_MACHINE * (r.get("machine_cores") or os.cpu_count() or 1)]
         if not rows:
@@ -79,7 +94,8 @@ def replay_points(folder: Path, seeds: int, jobs: int) -> list[Point]:
               flush=True)
         for r in rows:
             errors = np.array([(t[r["workers"]] / r["measured"] - 1.0) * 100.0 for t in table])
-            points.append(Point(name, f"{doc['bandwidth_bps'] / 1e6:g}mbit", r["workers"], transfer_s, errors))
+            points.append(Point(name, f"{doc['bandwidth_bps'] / 1e6:g}mbit", environment_of(path, variant),
+                                r["workers"], transfer_s, errors))
     return points
 
 
@@ -102,8 +118,10 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--leave-one-model-out", action="store_true")
+    parser.add_argument("--leave-one-environment-out", action="store_true")
+    parser.add_argument("--variant", help="read POINT/VARIANT/validation.json of an environment campaign")
     args = parser.parse_args()
-    points = [p for folder in args.folders for p in replay_points(folder, args.seeds, args.jobs)]
+    points = [p for folder in args.folders for p in replay_points(folder, args.seeds, args.jobs, args.variant)]
     if not points:
         sys.exit("error: no validation.json with graph.json and 2+ workers under the given folders; "
                  "run tracetool validate first")
@@ -115,17 +133,19 @@ def main() -> None:
     print(f"best fit: chance = min({cap:g}, {time_s * 1e3:g} ms / T): "
           + summary([p.error_at(cap, time_s) for p in points]))
     for p in points:
-        print(f"  {p.model:<10} {p.bandwidth:>8} N={p.workers} T={p.transfer_s * 1e3:4.0f} ms "
+        print(f"  {p.environment:<12} {p.model:<10} {p.bandwidth:>8} N={p.workers} T={p.transfer_s * 1e3:4.0f} ms "
               f"chance {min(cap, time_s / p.transfer_s):.3f} error {p.error_at(cap, time_s):+.1f}%")
-    if args.leave_one_model_out:
+    groups = [("model", lambda p: p.model)] if args.leave_one_model_out else []
+    groups += [("environment", lambda p: p.environment)] if args.leave_one_environment_out else []
+    for kind, key in groups:
         held_out_errors = []
-        for model in sorted({p.model for p in points}):
-            law = fit([p for p in points if p.model != model])
-            errors = [p.error_at(*law) for p in points if p.model == model]
+        for group in sorted({key(p) for p in points}):
+            law = fit([p for p in points if key(p) != group])
+            errors = [p.error_at(*law) for p in points if key(p) == group]
             held_out_errors += errors
-            print(f"  without {model:<10} min({law[0]:g}, {law[1] * 1e3:g} ms / T) -> {model}: "
-                  + " ".join(f"{e:+.1f}" for e in errors))
-        print("held-out models: " + summary(held_out_errors))
+            print(f"  without {group:<12} min({law[0]:g}, {law[1] * 1e3:g} ms / T) -> {group}: "
+                  + summary(errors) + " (" + " ".join(f"{e:+.1f}" for e in errors) + ")")
+        print(f"held-out {kind}s: " + summary(held_out_errors))
 
 
 if __name__ == "__main__":

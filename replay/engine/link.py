@@ -63,11 +63,13 @@ class LinkConfig:
     taking turns) does not. 1.0 means no such loss; ``benchmarks/network_baseline.py`` measures
     it for a link.
     ``download_reverse_efficiency`` and ``upload_reverse_efficiency`` are the share of a
-    direction's payload rate that arrives while the *other* direction carries data: that data
-    queues ahead of this direction's ACKs and requests at the other direction's buffer, so a
-    deep buffer stretches this direction's round trip (slower window growth after idle, later
-    requests). 1.0 means only the ACK bytes cost; the link probe measures them
-    (``tracetool.measure.link_probe.fit_link_efficiencies``)."""
+    direction's payload rate that a *lone* transfer gets while the other direction carries
+    data: that data queues ahead of this direction's ACKs and requests at the other
+    direction's buffer, so a deep buffer stretches a lone connection's round trip (its window
+    regrows slowly after idle, its request arrives late). Two or more connections on the
+    direction keep its line busy between them and pay the contention efficiency instead.
+    1.0 means only the ACK bytes cost; ``tracetool.measure.link_calibration`` fits them to a
+    link probe."""
 
     download_bandwidth_bps: float
     upload_bandwidth_bps: float
@@ -118,12 +120,16 @@ class LinkConfig:
     def download_payload_bps_while_uploading(self) -> float:
         """Download payload rate while uploads run: their ACKs take their share of the line."""
         acks = self.reverse_ack_overhead * self.upload_payload_bps()
-        return max(0.0, self.download_bandwidth_bps - acks) * self.payload_efficiency * self.download_reverse_efficiency
+        return max(0.0, self.download_bandwidth_bps - acks) * self.payload_efficiency
 
     def upload_payload_bps_while_downloading(self) -> float:
         """Upload payload rate while downloads run."""
         acks = self.reverse_ack_overhead * self.download_payload_bps()
-        return max(0.0, self.upload_bandwidth_bps - acks) * self.payload_efficiency * self.upload_reverse_efficiency
+        return max(0.0, self.upload_bandwidth_bps - acks) * self.payload_efficiency
+
+    def reverse_efficiency(self, upload: bool) -> float:
+        """A lone transfer's share of its direction's rate while the other direction carries data."""
+        return self.upload_reverse_efficiency if upload else self.download_reverse_efficiency
 
     def worker_download_payload_bps(self) -> float:
         return (self.worker_bandwidth_bps or self.download_bandwidth_bps) * self.payload_efficiency

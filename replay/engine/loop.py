@@ -242,20 +242,23 @@ def simulate(
     ]
     link_sched = [math.inf, math.inf]
     link_version = [-1, -1]
-    # While one direction carries data, the other carries its ACKs and has that much less room, and
-    # behind a deep buffer its ACKs and requests wait in that data's queue (reverse efficiency).
+    # While one direction carries data, the other carries its ACKs and has that much less room;
+    # behind a deep buffer a lone transfer there also waits for its ACKs (reverse efficiency).
     ack_coupled = link.directions_coupled()
     capacity_alone = (link.download_payload_bps(), link.upload_payload_bps())
     capacity_shared = (link.download_payload_bps_while_uploading(), link.upload_payload_bps_while_downloading())
     direction_busy = [False, False]
     # While several connections send on a direction, losses at its queue idle part of the line.
+    # A lone transfer pays the reverse efficiency instead: track both whenever either applies.
     contention = link.contention_efficiency
-    loss_coupled = contention < 1.0
+    reverse = (link.reverse_efficiency(upload=False), link.reverse_efficiency(upload=True))
+    loss_coupled = contention < 1.0 or min(reverse) < 1.0
     contended = [False, False]
 
     def capacity_of(d: int) -> float:
-        base = capacity_shared[d] if direction_busy[1 - d] else capacity_alone[d]
-        return base * contention if contended[d] else base
+        if contended[d]:
+            return (capacity_shared[d] if direction_busy[1 - d] else capacity_alone[d]) * contention
+        return capacity_shared[d] * reverse[d] if direction_busy[1 - d] else capacity_alone[d]
 
     delay_s = link.latency_s + link.per_transfer_overhead_s
 

@@ -160,10 +160,19 @@ def test_real_validation_writes_rows_summary_and_plot(tmp_path: Path):
     assert reuse.returncode == 0, reuse.stderr
     reused = json.loads((again / "validation.json").read_text())
     assert [r["measured"] for r in reused["rows"]] == [r["measured"] for r in data["rows"]]
-    assert reused["contention_efficiency_source"] == "link probe"
+    assert reused["contention_efficiency_source"] == "link probe, replayed"
     assert reused["prediction_link"]["contention_efficiency"] == reused["contention_efficiency"]
     probe = json.loads((again / "link-probe.json").read_text())
-    assert probe["contention_efficiency"] == reused["contention_efficiency"]
+    # the prediction's link takes the efficiencies that make the replay of the probe's workload meet it
+    fit = reused["link_fit"]
+    assert reused["contention_efficiency"] == fit["contention_efficiency"]
+    assert fit["probe_steps_per_second"] == {str(p["workers"]): p["steps_per_second"] for p in probe["points"]}
+    for direction in ("download", "upload"):
+        assert 0.1 <= probe[f"{direction}_reverse_efficiency"] <= 1.0
+        assert reused["link_probe"][f"{direction}_reverse_efficiency"] == probe[f"{direction}_reverse_efficiency"]
+        assert (reused["prediction_link"][f"{direction}_reverse_efficiency"]
+                == reused["reverse_efficiencies"][direction] == fit[f"{direction}_reverse_efficiency"])
+    assert sum(p["down_alone_reverse_s"] + p["down_contended_reverse_s"] for p in probe["points"]) > 0
     graph_bytes = json.loads((again / "prediction.json").read_text())["download_bytes_per_step"]
     assert probe["download_bytes"] == graph_bytes
     assert [p["workers"] for p in probe["points"]] == [1, 2]
@@ -181,7 +190,7 @@ def test_real_validation_writes_rows_summary_and_plot(tmp_path: Path):
     assert reuse_probe.returncode == 0, reuse_probe.stderr
     assert "probing" not in reuse_probe.stderr
     reprobed = json.loads((third / "validation.json").read_text())
-    assert reprobed["contention_efficiency"] == probe["contention_efficiency"]
+    assert reprobed["contention_efficiency"] == reused["contention_efficiency"]
 
 
 @pytest.mark.parametrize(("args", "words"), [

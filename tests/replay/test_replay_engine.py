@@ -225,11 +225,26 @@ def test_a_deep_buffer_s_reverse_load_slows_workers_in_turns_but_not_one_worker(
     clean = LinkConfig(8e7, 8e7)
     deep = replace(clean, download_reverse_efficiency=0.8, upload_reverse_efficiency=0.8)
     assert deep.directions_coupled() and not clean.directions_coupled()
-    assert deep.download_payload_bps_while_uploading() == pytest.approx(6.4e7)
-    assert replace(clean, download_reverse_efficiency=0.8).upload_payload_bps_while_downloading() == 8e7
+    assert deep.reverse_efficiency(upload=False) == deep.reverse_efficiency(upload=True) == 0.8
     assert step_rate(graph, 1, deep) == pytest.approx(step_rate(graph, 1, clean), rel=1e-9)
     in_turns = step_rate(graph, 2, deep, sharing=SenioritySharing(2.0), measured_steps=40)
     assert in_turns == pytest.approx(8.0, rel=0.01)
+
+
+def test_contending_connections_fill_a_deep_buffer_s_line_despite_the_reverse_load():
+    """Three link-bound workers without compute keep both directions busy, most of the time with
+    two connections on one of them. The reverse efficiency slows only a lone transfer, so losing
+    half of it costs the three workers far less than half their rate; two workers in turns,
+    always alone on their direction under the other's load, lose all of it (rate 1/(1/0.5))."""
+    graph = chain_graph(compute_us=10.0, download_bytes=1_000_000, upload_bytes=1_000_000)
+    clean = LinkConfig(8e7, 8e7)
+    deep = replace(clean, download_reverse_efficiency=0.5, upload_reverse_efficiency=0.5)
+    three = step_rate(graph, 3, clean, sharing=SenioritySharing(2.0), measured_steps=60)
+    three_deep = step_rate(graph, 3, deep, sharing=SenioritySharing(2.0), measured_steps=60)
+    assert 0.6 * three < three_deep < three
+    two_deep = step_rate(graph, 2, deep, sharing=SenioritySharing(2.0), measured_steps=40)
+    assert two_deep == pytest.approx(0.5 * step_rate(graph, 2, clean, sharing=SenioritySharing(2.0),
+                                                     measured_steps=40), rel=0.02)
 
 
 @pytest.mark.parametrize("efficiency", [0.0, 0.05, 1.01])

@@ -132,6 +132,9 @@ class LinkProbe:
     alone_share: float  # payload rate while one transfer is in flight, as a share of the modelled rate
     contended_share: float  # while two or more are
     contention_efficiency: float  # contended_share / alone_share, within [0.1, 1]
+    # a direction's rate while the other carries data, relative to its rate alone (fit_link_efficiencies)
+    download_reverse_efficiency: float = 1.0
+    upload_reverse_efficiency: float = 1.0
 
     def to_json_dict(self) -> dict:
         return asdict(self)
@@ -241,7 +244,12 @@ class LinkEfficiencies:
     upload_reverse_efficiency: float
 
 
-REVERSE_GRID = np.round(np.arange(0.1, 1.0 + 1e-9, 0.005), 3)
+REVERSE_COARSE_STEP = 0.05
+REVERSE_FINE_STEP = 0.005
+
+
+def _grid(low: float, high: float, step: float) -> np.ndarray:
+    return np.round(np.arange(max(0.1, low), min(1.0, high) + 1e-9, step), 3)
 
 
 def fit_link_efficiencies(points: list[ProbePoint], payload_bps: float) -> LinkEfficiencies:
@@ -249,8 +257,9 @@ def fit_link_efficiencies(points: list[ProbePoint], payload_bps: float) -> LinkE
     a direction delivers ``payload_bps * e1`` while one transfer is in flight, times ``E`` while
     two or more are, times its reverse efficiency ``r`` while the other direction has a transfer
     in flight (``bits = P * (e1 * (q1 + r * r1) + e1 * E * (q2 + r * r2))`` with ``q``/``r`` the
-    seconds with the other direction quiet or busy). ``e1`` and ``e1 * E`` are linear, each
-    direction's ``r`` is searched on a 0.005 grid. Without time in a state its factor is 1."""
+    seconds with the other direction quiet or busy). ``e1`` and ``e1 * E`` are linear; each
+    direction's ``r`` is searched on a 0.05 grid in [0.1, 1], then on a 0.005 grid around the
+    best. Without time in a state its factor is 1."""
     rows = []
     for p in points:
         for d in ("down", "up"):
@@ -261,23 +270,28 @@ def fit_link_efficiencies(points: list[ProbePoint], payload_bps: float) -> LinkE
     table = np.array(rows, dtype=float)
     upload, q1, r1, q2, r2, bits = (table[:, i] for i in range(6))
     if (r1 + r2).sum() <= 0.0:
-        e1, e2, efficiency = fit_contention_efficiency(points, payload_bps)
+        e1, _, efficiency = fit_contention_efficiency(points, payload_bps)
         return LinkEfficiencies(e1, efficiency, 1.0, 1.0)
-    best: tuple[float, float, float, float, float] | None = None
     has_reverse = [(r1 + r2)[upload == flag].sum() > 0.0 for flag in (False, True)]
-    for r_down in REVERSE_GRID if has_reverse[0] else (1.0,):
-        for r_up in REVERSE_GRID if has_reverse[1] else (1.0,):
-            r = np.where(upload > 0, r_up, r_down)
-            a = np.column_stack([q1 + r * r1, q2 + r * r2])
-            if a[:, 1].sum() <= 0.0:
-                x = np.array([bits.sum() / a[:, 0].sum(), 0.0])
-            else:
-                x, *_ = np.linalg.lstsq(a, bits, rcond=None)
-            residual = float(((a @ x - bits) ** 2).sum())
-            if best is None or residual < best[0]:
-                best = (residual, float(x[0]), float(x[1]), float(r_down), float(r_up))
-    assert best is not None
-    _, e1, e2, r_down, r_up = best
+
+    def residual(r_down: float, r_up: float) -> tuple[float, float, float]:
+        r = np.where(upload > 0, r_up, r_down)
+        a = np.column_stack([q1 + r * r1, q2 + r * r2])
+        if a[:, 1].sum() <= 0.0:
+            x = np.array([bits.sum() / a[:, 0].sum(), 0.0])
+        else:
+            x, *_ = np.linalg.lstsq(a, bits, rcond=None)
+        return float(((a @ x - bits) ** 2).sum()), float(x[0]), float(x[1])
+
+    def search(down_grid: np.ndarray, up_grid: np.ndarray) -> tuple[float, float, float, float, float]:
+        return min((*residual(rd, ru), float(rd), float(ru))
+                   for rd in (down_grid if has_reverse[0] else (1.0,))
+                   for ru in (up_grid if has_reverse[1] else (1.0,)))
+
+    coarse = _grid(0.1, 1.0, REVERSE_COARSE_STEP)
+    _, _, _, rd, ru = search(coarse, coarse)
+    _, e1, e2, r_down, r_up = search(_grid(rd - REVERSE_COARSE_STEP, rd + REVERSE_COARSE_STEP, REVERSE_FINE_STEP),
+                                     _grid(ru - REVERSE_COARSE_STEP, ru + REVERSE_COARSE_STEP, REVERSE_FINE_STEP))
     efficiency = 1.0 if e2 <= 0.0 or (q2 + r2).sum() <= 0.0 else float(min(1.0, max(0.1, e2 / e1)))
     return LinkEfficiencies(e1, efficiency, r_down, r_up)
 
@@ -286,7 +300,7 @@ def probe_link(bandwidth_bps: float, download_bytes: int, upload_bytes: int, com
                payload_bps: float, duration_s: float = 10.0, warmup_s: float = 2.0,
                tcp_congestion_control: str = DEFAULT_TCP_CONGESTION_CONTROL,
                progress: Callable[[str], None] | None = None, queue: QueueSize = DEFAULT_QUEUE) -> LinkProbe:
-    """Probe the link for each worker count and fit its contention efficiency.
+    """Probe the link for each worker count and fit its contention and reverse efficiencies.
 
     ``payload_bps`` is the payload rate the replay assumes for the link (its line rate less
     headers), so that the fitted shares are relative to what the replay would carry."""
@@ -302,6 +316,7 @@ def probe_link(bandwidth_bps: float, download_bytes: int, upload_bytes: int, com
         say(f"  link probe, {n} worker(s): {point.steps_per_second:.3f} steps/s; link busy "
             f"{point.down_busy:.0%} down, {point.up_busy:.0%} up")
         points.append(point)
-    e1, e2, efficiency = fit_contention_efficiency(points, payload_bps)
+    fit = fit_link_efficiencies(points, payload_bps)
     return LinkProbe(bandwidth_bps, download_bytes, upload_bytes, compute_s, tcp_congestion_control, points,
-                     e1, e2, efficiency)
+                     fit.alone_share, fit.alone_share * fit.contention_efficiency, fit.contention_efficiency,
+                     fit.download_reverse_efficiency, fit.upload_reverse_efficiency)

@@ -90,16 +90,31 @@ BOUND_PREDICTION_FILE = "prediction-fair.json"
 REGIMES_PREDICTION_FILE = "prediction-regimes.json"
 
 
-def measured_link(graph: Any, bandwidth_bps: float | None, latency_s: float, contention_efficiency: float = 1.0) -> Any:
-    """The replay's link for the measured topology: the PS link shaped to ``bandwidth_bps``."""
+def measured_link(graph: Any, bandwidth_bps: float | None, latency_s: float, contention_efficiency: float = 1.0,
+                  reverse_efficiencies: tuple[float, float] = (1.0, 1.0)) -> Any:
+    """The replay's link for the measured topology: the PS link shaped to ``bandwidth_bps``, with
+    the link probe's contention and reverse efficiencies (download, upload) where there is one."""
+    from dataclasses import replace as replaced
+
     from replay import profiled_link, target_link
 
     if bandwidth_bps is None:
-        return target_link(graph, None, latency_s, contention_efficiency=contention_efficiency)
-    # measured workers sit on their own unshaped veth: as fast as the profiled loopback link
-    return target_link(graph, bandwidth_bps, latency_s,
-                       worker_bandwidth_bps=max(profiled_link(graph).download_bandwidth_bps, bandwidth_bps),
-                       contention_efficiency=contention_efficiency)
+        link = target_link(graph, None, latency_s, contention_efficiency=contention_efficiency)
+    else:
+        # measured workers sit on their own unshaped veth: as fast as the profiled loopback link
+        link = target_link(graph, bandwidth_bps, latency_s,
+                           worker_bandwidth_bps=max(profiled_link(graph).download_bandwidth_bps, bandwidth_bps),
+                           contention_efficiency=contention_efficiency)
+    return replaced(link, download_reverse_efficiency=reverse_efficiencies[0],
+                    upload_reverse_efficiency=reverse_efficiencies[1])
+
+
+def probe_reverse_efficiencies(probe: dict[str, Any] | None) -> tuple[float, float]:
+    """The (download, upload) reverse efficiencies of a link probe's JSON; probes written before
+    they were fitted, and no probe, give none (1.0)."""
+    if probe is None:
+        return 1.0, 1.0
+    return (float(probe.get("download_reverse_efficiency", 1.0)), float(probe.get("upload_reverse_efficiency", 1.0)))
 
 
 def probe_contention_efficiency(request: ValidateRequest, graph: Any, latency_s: float,
@@ -130,7 +145,8 @@ def probe_contention_efficiency(request: ValidateRequest, graph: Any, latency_s:
     probe = probe_link(m.bandwidth_bps, one.download_bytes_per_step, one.upload_bytes_per_step, compute_s, counts,
                        link.download_payload_bps(), duration_s=duration_s,
                        tcp_congestion_control=m.tcp_congestion_control, progress=say, queue=m.queue)
-    say(f"  contention efficiency {probe.contention_efficiency:.3f}")
+    say(f"  contention efficiency {probe.contention_efficiency:.3f}; under the other direction's load downloads keep "
+        f"{probe.download_reverse_efficiency:.0%} of their rate, uploads {probe.upload_reverse_efficiency:.0%}")
     document = probe.to_json_dict()
     write_json_atomically(request.out_dir.resolve() / LINK_PROBE_FILE, document)
     return document
@@ -146,6 +162,18 @@ def probe_window_s(workers: int, alone_step_s: float) -> float:
     """Seconds of each worker count's probe window: N workers on one link take about N times a
     step alone (mobilenet_v2's 9 MB steps at 50mbit: 3.1 s alone, 37 s for 4 workers)."""
     return min(3600.0, max(DEFAULT_PROBE_WINDOW_S, PROBE_STEPS_PER_WORKER * workers * alone_step_s))
+
+
+def replayed_link_fit(probe: dict[str, Any], latency_s: float, say: Any) -> dict[str, Any]:
+    """The contention and reverse efficiencies that make the replay of the probe's own workload
+    meet the probe's rates (``tracetool.measure.link_calibration``), as JSON."""
+    from tracetool.measure.link_calibration import calibrate_link_to_probe
+
+    fit = calibrate_link_to_probe(probe, latency_s)
+    say(f"  replayed probe: contention efficiency {fit.contention_efficiency:.3f}; a lone transfer under the other "
+        f"direction's load keeps {fit.download_reverse_efficiency:.0%} (download), "
+        f"{fit.upload_reverse_efficiency:.0%} (upload) of its rate")
+    return fit.to_json_dict()
 
 
 def _reused_link_probe(path: Path, bandwidth_bps: float, download_bytes: int, upload_bytes: int,
@@ -169,12 +197,15 @@ def _read_link_probe(path: Path) -> dict[str, Any]:
         document = json.loads(path.read_bytes())
         float(document["bandwidth_bps"]), int(document["download_bytes"]), int(document["upload_bytes"])
         efficiency = float(document["contention_efficiency"])
+        reverse = probe_reverse_efficiencies(document)
     except FileNotFoundError:
         raise ToolError(f"--from-link-probe {path} does not exist") from None
     except (OSError, ValueError, KeyError, TypeError):
         raise ToolError(f"--from-link-probe {path} is not a link-probe.json written by validate") from None
     if not 0.1 <= efficiency <= 1.0:
         raise ToolError(f"--from-link-probe {path} holds a contention efficiency of {efficiency:g}, outside [0.1, 1]")
+    if not all(0.1 <= r <= 1.0 for r in reverse):
+        raise ToolError(f"--from-link-probe {path} holds reverse efficiencies {reverse}, outside [0.1, 1]")
     return document
 
 
@@ -182,6 +213,7 @@ def predicted_points(graph: Any, profile_dir: Path, workers: list[int], bandwidt
                      latency_s: float, order: str, seeds: int, jobs: int, out_dir: Path,
                      contention_efficiency: float = 1.0,
                      discipline: dict[str, Any] | None = None,
+                     reverse_efficiencies: tuple[float, float] = (1.0, 1.0),
                      ) -> tuple[dict[str, Any], dict[str, Any], list[dict[str, Any]] | None]:
     """Replay the profile's step graph for each worker count, once with the default sharing and
     once with fair sharing, and, where the default sharing has them, in its two regimes
@@ -195,7 +227,7 @@ def predicted_points(graph: Any, profile_dir: Path, workers: list[int], bandwidt
     from tracetool.graph.stepgraph import save_stepgraph
 
     save_stepgraph(graph, out_dir / "graph.json")
-    link = measured_link(graph, bandwidth_bps, latency_s, contention_efficiency)
+    link = measured_link(graph, bandwidth_bps, latency_s, contention_efficiency, reverse_efficiencies)
     settings = ReplaySettings(seeds=seeds, jobs=jobs, **({"order": order} if order else {}), **(discipline or {}))
     try:
         prediction = predict(graph, workers, link, settings).to_json_dict()
@@ -595,14 +627,18 @@ def _validate_into(request: ValidateRequest, measured_file: dict[str, Any] | Non
 
     graph = build_stepgraph_from_path(profile_dir)
     probe = probe_contention_efficiency(request, graph, latency_s, say) if request.probe_link else None
+    reverse = (1.0, 1.0)
+    link_fit = None
     if probe is not None:
-        request = replace(request, contention_efficiency=probe["contention_efficiency"])
+        link_fit = replayed_link_fit(probe, latency_s, say)
+        request = replace(request, contention_efficiency=link_fit["contention_efficiency"])
+        reverse = (link_fit["download_reverse_efficiency"], link_fit["upload_reverse_efficiency"])
     say("predicting with the replay engine" + (f" (link latency: {queue_delay_s * 1e3:.1f} ms of shaped queue)"
                                                  if queue_delay_s else ""))
     discipline = measured_discipline(measured)
     prediction, bound, regimes = predicted_points(graph, profile_dir, list(m.workers), m.bandwidth_bps, latency_s,
                                                   request.order, request.seeds, request.jobs, out_dir,
-                                                  request.contention_efficiency, discipline)
+                                                  request.contention_efficiency, discipline, reverse)
     compared = compared_for(m.sync)
     rows = compare(prediction["points"], measured["points"], bound["points"], compared, regimes)
     if not rows:
@@ -631,10 +667,13 @@ def _validate_into(request: ValidateRequest, measured_file: dict[str, Any] | Non
         "link_bound_steps_per_second": prediction["link_bound_steps_per_second"],
         "measured_cpu_saturated": measured.get("cpu_saturated", False),
         "contention_efficiency": request.contention_efficiency,
-        "contention_efficiency_source": "link probe" if probe is not None else "given",
+        "contention_efficiency_source": "link probe, replayed" if probe is not None else "given",
+        "reverse_efficiencies": {"download": reverse[0], "upload": reverse[1]},
+        "link_fit": link_fit,
         "link_probe": None if probe is None else {
             k: probe[k] for k in ("download_bytes", "upload_bytes", "compute_s", "alone_share", "contended_share")
-        } | {"points": [{"workers": p["workers"], "steps_per_second": p["steps_per_second"],
+        } | dict(zip(("download_reverse_efficiency", "upload_reverse_efficiency"), probe_reverse_efficiencies(probe),
+                     strict=True)) | {"points": [{"workers": p["workers"], "steps_per_second": p["steps_per_second"],
                          "down_busy": p["down_busy"], "up_busy": p["up_busy"]} for p in probe["points"]]},
         "rows": rows,
         "summary": summary,

@@ -1,0 +1,53 @@
+"""Fitting the replay's link efficiencies to a link probe by replaying the probe's workload
+(tracetool.measure.link_calibration)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from replay.engine.link import target_link
+from replay.sweep import ReplaySettings, predict
+from replay.synthetic import chain_graph
+from tracetool.measure.link_calibration import calibrate_link_to_probe
+
+BANDWIDTH_BPS = 8e7
+STEP = dict(compute_us=10_000.0, download_bytes=1_000_000, upload_bytes=1_000_000)
+
+
+def probe_made_by_the_replay(contention: float, down: float, up: float, fitted: tuple[float, float]) -> dict:
+    """A link-probe.json whose rates are the replay's own for known efficiencies, and whose
+    least-squares fit saw the reverse losses ``fitted`` (their ratio is what calibration keeps)."""
+    graph = chain_graph(**STEP)
+    link = replace(target_link(graph, BANDWIDTH_BPS, 0.001), contention_efficiency=contention,
+                   download_reverse_efficiency=down, upload_reverse_efficiency=up)
+    points = predict(graph, [1, 2, 3, 4], link, ReplaySettings(seeds=3, calibrate=False)).points
+    return {"bandwidth_bps": BANDWIDTH_BPS, "download_bytes": STEP["download_bytes"],
+            "upload_bytes": STEP["upload_bytes"], "compute_s": STEP["compute_us"] / 1e6,
+            "contention_efficiency": 1.0, "download_reverse_efficiency": fitted[0],
+            "upload_reverse_efficiency": fitted[1],
+            "points": [{"workers": p.workers, "steps_per_second": p.steps_per_second} for p in points]}
+
+
+def test_calibration_recovers_the_efficiencies_that_made_the_probe():
+    """Downloads keep 70% and uploads 90% of a lone transfer's rate under reverse load (the fit saw
+    losses of 15% and 5%: the same ratio, half the size), contending connections 80%: the replay of
+    the probe's workload with the calibrated link meets the probe at every worker count."""
+    probe = probe_made_by_the_replay(0.8, 0.7, 0.9, fitted=(0.85, 0.95))
+    fit = calibrate_link_to_probe(probe, latency_s=0.001)
+    assert fit.reverse_scale == pytest.approx(2.0, abs=0.05)
+    assert fit.download_reverse_efficiency == pytest.approx(0.7, abs=0.01)
+    assert fit.upload_reverse_efficiency == pytest.approx(0.9, abs=0.01)
+    assert fit.contention_efficiency == pytest.approx(0.8, abs=0.02)
+    for workers, rate in fit.probe_steps_per_second.items():
+        assert fit.replayed_steps_per_second[workers] == pytest.approx(rate, rel=0.01)
+
+
+def test_a_probe_as_fast_as_the_replay_keeps_the_link_loss_free():
+    """Where the network lost nothing (a shallow buffer's probe of workers in turns), nothing is
+    charged, also when the least-squares fit saw no reverse loss at all."""
+    probe = probe_made_by_the_replay(1.0, 1.0, 1.0, fitted=(1.0, 1.0))
+    fit = calibrate_link_to_probe(probe, latency_s=0.001)
+    assert fit.download_reverse_efficiency > 0.99 and fit.upload_reverse_efficiency > 0.99
+    assert fit.contention_efficiency > 0.98

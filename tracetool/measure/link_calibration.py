@@ -1,0 +1,113 @@
+"""Fit the replay's link efficiencies to a link probe by replaying the probe's own workload.
+
+Why: the link probe (``link_probe``) runs the model's step shape over real TCP without
+TensorFlow, and its least-squares fit says how many bits each direction delivered alone,
+contended and under the other direction's load. Those shares are not yet what the replay
+needs: a deep buffer hurts two workers in turns (every transfer starts alone after idle,
+against the other direction's queue) far more than it hurts the steady bits the fit sees, and
+three or four workers keep both directions busy with several connections that fill the line
+between them. So the probe's workload, a chain step of its bytes and compute, is replayed at
+the probed worker counts, and the two kinds of loss are set so that the replay's rates meet
+the probe's:
+
+- the reverse efficiencies (a lone transfer's share under the other direction's load) scale
+  together from the fit's per-direction losses (alike when it saw none), by the factor that
+  gives the probe's two-worker rate (zero where the replay is not faster than the probe);
+- the contention efficiency is the one that gives the probe's three- and more-worker rates.
+
+Both rates fall monotonically with the loss, so each is a bisection; they are alternated twice
+(each moves the other's rate a little). Nothing of TensorFlow's multi-worker runs enters: the
+probe and the single-worker profile are all it uses.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any
+
+from replay.engine.link import LinkConfig, target_link
+from replay.sweep import ReplaySettings, predict
+from replay.synthetic import chain_graph
+
+BISECTION_STEPS = 8
+ROUNDS = 2
+REPLAY_SEEDS = 3
+MIN_EFFICIENCY = 0.1
+EQUAL_SPLIT = 0.9
+
+
+@dataclass(frozen=True)
+class CalibratedLink:
+    """The link efficiencies that make the replay of the probe's workload meet the probe."""
+
+    contention_efficiency: float
+    download_reverse_efficiency: float
+    upload_reverse_efficiency: float
+    reverse_scale: float  # the fit's per-direction reverse losses times this
+    probe_steps_per_second: dict[int, float]
+    replayed_steps_per_second: dict[int, float]
+
+    def to_json_dict(self) -> dict[str, Any]:
+        return {
+            "contention_efficiency": self.contention_efficiency,
+            "download_reverse_efficiency": self.download_reverse_efficiency,
+            "upload_reverse_efficiency": self.upload_reverse_efficiency,
+            "reverse_scale": self.reverse_scale,
+            "probe_steps_per_second": {str(k): v for k, v in self.probe_steps_per_second.items()},
+            "replayed_steps_per_second": {str(k): v for k, v in self.replayed_steps_per_second.items()},
+        }
+
+
+def _scaled(loss_free: float, scale: float) -> float:
+    return max(MIN_EFFICIENCY, min(1.0, 1.0 - scale * (1.0 - loss_free)))
+
+
+def _bisect(rate_at: Callable[[float], float], low: float, high: float, target: float, falling: bool) -> float:
+    """The x in [low, high] where ``rate_at`` meets ``target``; ``falling``: the rate falls as x grows."""
+    for _ in range(BISECTION_STEPS):
+        middle = (low + high) / 2.0
+        if (rate_at(middle) > target) == falling:
+            low = middle
+        else:
+            high = middle
+    return (low + high) / 2.0
+
+
+def calibrate_link_to_probe(probe: dict[str, Any], latency_s: float) -> CalibratedLink:
+    """Replay ``probe``'s workload (a link-probe.json of validate) at its worker counts and fit
+    the contention and reverse efficiencies as the module says. A probe without two workers
+    keeps its fitted reverse losses; one without three or more its fitted contention."""
+    graph = chain_graph(compute_us=float(probe["compute_s"]) * 1e6, download_bytes=int(probe["download_bytes"]),
+                        upload_bytes=int(probe["upload_bytes"]))
+    base = target_link(graph, float(probe["bandwidth_bps"]), latency_s)
+    measured = {int(p["workers"]): float(p["steps_per_second"]) for p in probe["points"]}
+    fitted_down = float(probe.get("download_reverse_efficiency", 1.0))
+    fitted_up = float(probe.get("upload_reverse_efficiency", 1.0))
+    if min(fitted_down, fitted_up) >= 1.0:
+        # the fit saw no reverse loss: both directions alike, and the two-worker rate says how much
+        fitted_down = fitted_up = EQUAL_SPLIT
+    settings = ReplaySettings(seeds=REPLAY_SEEDS, calibrate=False)
+
+    def link_with(contention: float, scale: float) -> LinkConfig:
+        return replace(base, contention_efficiency=contention,
+                       download_reverse_efficiency=_scaled(fitted_down, scale),
+                       upload_reverse_efficiency=_scaled(fitted_up, scale))
+
+    def rates(link: LinkConfig, workers: list[int]) -> dict[int, float]:
+        return {p.workers: p.steps_per_second for p in predict(graph, workers, link, settings).points}
+
+    contention = float(probe.get("contention_efficiency", 1.0))
+    scale = 1.0
+    largest_loss = 1.0 - min(fitted_down, fitted_up)
+    many = [n for n in measured if n >= 3]
+    for _ in range(ROUNDS):
+        if 2 in measured and largest_loss > 0.0:
+            scale = _bisect(lambda s, e=contention: rates(link_with(e, s), [2])[2], 0.0,
+                            (1.0 - MIN_EFFICIENCY) / largest_loss, measured[2], falling=True)
+        if many:
+            contention = _bisect(lambda e, s=scale: sum(rates(link_with(e, s), many).values()), MIN_EFFICIENCY, 1.0,
+                                 sum(measured[n] for n in many), falling=False)
+    final = link_with(contention, scale)
+    return CalibratedLink(contention, final.download_reverse_efficiency, final.upload_reverse_efficiency, scale,
+                          measured, rates(final, sorted(measured)))
