@@ -9,6 +9,8 @@
 # probed again with the step shape the checkout gives (no TensorFlow either, about a minute per
 # point), instead of reusing the point's link-probe.json; then NAME/link-probe.json is the new
 # probe, which later runs may reuse with --from-link-probe. ENV/POINT names restrict the points.
+# LINK_PROBE=reprobed/link-probe.json reuses that probe of each point (a path below the point)
+# instead of the campaign's own link-probe.json.
 # Takes the lock /tmp/tfsim-tf.lock once for all points, so a running campaign waits rather than
 # being disturbed.
 set -uo pipefail
@@ -19,14 +21,15 @@ if [ "${3:-}" = --probe ]; then PROBE=1; shift; fi
 shift 2 2>/dev/null || shift $#
 ONLY="$*"
 TRACETOOL=${TRACETOOL:-tracetool}
-export ROOT NAME TRACETOOL PROBE ONLY
+LINK_PROBE=${LINK_PROBE:-link-probe.json}
+export ROOT NAME TRACETOOL PROBE ONLY LINK_PROBE
 flock /tmp/tfsim-tf.lock bash -c '
 for point in "$ROOT"/*/*/validation.json; do
     dir=$(dirname "$point")
     env=$(basename "$(dirname "$dir")")
     [ "$env" = probes ] && continue
     if [ -n "$ONLY" ] && [[ " $ONLY " != *" $env/$(basename "$dir") "* ]]; then continue; fi
-    reuse=(--from-link-probe "$dir/link-probe.json")
+    reuse=(--from-link-probe "$dir/$LINK_PROBE")
     [ -n "$PROBE" ] && reuse=()
     name=$(basename "$dir")
     model=${name%-*}

@@ -35,7 +35,7 @@ def test_calibration_recovers_the_efficiencies_that_made_the_probe():
     losses of 15% and 5%: the same ratio, half the size), contending connections 80%: the replay of
     the probe's workload with the calibrated link meets the probe at every worker count."""
     probe = probe_made_by_the_replay(0.8, 0.7, 0.9, fitted=(0.85, 0.95))
-    fit = calibrate_link_to_probe(probe, latency_s=0.001)
+    fit = calibrate_link_to_probe(probe, latency_s=0.001, replay_contention=True)
     assert fit.reverse_scale == pytest.approx(2.0, abs=0.05)
     assert fit.download_reverse_efficiency == pytest.approx(0.7, abs=0.01)
     assert fit.upload_reverse_efficiency == pytest.approx(0.9, abs=0.01)
@@ -44,10 +44,18 @@ def test_calibration_recovers_the_efficiencies_that_made_the_probe():
         assert fit.replayed_steps_per_second[workers] == pytest.approx(rate, rel=0.01)
 
 
+def test_by_default_the_contention_efficiency_stays_the_least_squares_one():
+    probe = probe_made_by_the_replay(0.8, 0.7, 0.9, fitted=(0.85, 0.95)) | {"contention_efficiency": 0.8}
+    fit = calibrate_link_to_probe(probe, latency_s=0.001)
+    assert fit.contention_efficiency == 0.8
+    assert fit.download_reverse_efficiency == pytest.approx(0.7, abs=0.01)
+    assert fit.replayed_steps_per_second[2] == pytest.approx(fit.probe_steps_per_second[2], rel=0.01)
+
+
 def test_a_probe_as_fast_as_the_replay_keeps_the_link_loss_free():
     """Where the network lost nothing (a shallow buffer's probe of workers in turns), nothing is
     charged, also when the least-squares fit saw no reverse loss at all."""
     probe = probe_made_by_the_replay(1.0, 1.0, 1.0, fitted=(1.0, 1.0))
-    fit = calibrate_link_to_probe(probe, latency_s=0.001)
+    fit = calibrate_link_to_probe(probe, latency_s=0.001, replay_contention=True)
     assert fit.download_reverse_efficiency > 0.99 and fit.upload_reverse_efficiency > 0.99
     assert fit.contention_efficiency > 0.98

@@ -13,7 +13,8 @@ the probe's:
 - the reverse efficiencies (a lone transfer's share under the other direction's load) scale
   together from the fit's per-direction losses (alike when it saw none), by the factor that
   gives the probe's two-worker rate (zero where the replay is not faster than the probe);
-- the contention efficiency is the one that gives the probe's three- and more-worker rates.
+- optionally, the contention efficiency is the one that gives the probe's three- and
+  more-worker rates (by default it stays the least-squares one: see ``calibrate_link_to_probe``).
 
 Both rates fall monotonically with the loss, so each is a bisection; they are alternated twice
 (each moves the other's rate a little). Nothing of TensorFlow's multi-worker runs enters: the
@@ -74,10 +75,16 @@ def _bisect(rate_at: Callable[[float], float], low: float, high: float, target: 
     return (low + high) / 2.0
 
 
-def calibrate_link_to_probe(probe: dict[str, Any], latency_s: float) -> CalibratedLink:
+def calibrate_link_to_probe(probe: dict[str, Any], latency_s: float, replay_contention: bool = False) -> CalibratedLink:
     """Replay ``probe``'s workload (a link-probe.json of validate) at its worker counts and fit
-    the contention and reverse efficiencies as the module says. A probe without two workers
-    keeps its fitted reverse losses; one without three or more its fitted contention."""
+    the reverse efficiencies as the module says, and with ``replay_contention`` the contention
+    efficiency too; without it the probe's least-squares contention efficiency stays. A probe
+    without two workers keeps its fitted reverse losses; one without three or more its fitted
+    contention.
+
+    ``replay_contention`` is off by default: behind the 5 ms buffer with CUBIC, raw TCP's three
+    and four workers of mlp's shape run 8 to 15% slower than TensorFlow's, and a contention
+    efficiency that matches them predicts TensorFlow 12 to 20% low (docs/network-probe.md)."""
     graph = chain_graph(compute_us=float(probe["compute_s"]) * 1e6, download_bytes=int(probe["download_bytes"]),
                         upload_bytes=int(probe["upload_bytes"]))
     base = target_link(graph, float(probe["bandwidth_bps"]), latency_s)
@@ -100,7 +107,7 @@ def calibrate_link_to_probe(probe: dict[str, Any], latency_s: float) -> Calibrat
     contention = float(probe.get("contention_efficiency", 1.0))
     scale = 1.0
     largest_loss = 1.0 - min(fitted_down, fitted_up)
-    many = [n for n in measured if n >= 3]
+    many = [n for n in measured if n >= 3] if replay_contention else []
     for _ in range(ROUNDS):
         if 2 in measured and largest_loss > 0.0:
             scale = _bisect(lambda s, e=contention: rates(link_with(e, s), [2])[2], 0.0,
