@@ -3,12 +3,14 @@
 Prints figures; not a test. Run from the repository root:
 
     python benchmarks/bench_replay.py [--jobs 2] [--graphs traces/*/graph.json]
-    python benchmarks/bench_replay.py --kernel-only [--sweep-1024]
+    python benchmarks/bench_replay.py --kernel-only [--sweep-1024] [--memory-4096]
 
 The first part sets the compiled kernel (replay.engine.kernel) against the Python engine on the
-largest graph at 1, 32, 256 and 1024 workers, fair and fifo sharing, after timing the kernel's
-first call apart: compiling it from scratch (in a fresh process with an empty numba cache) and
-loading it from the cache.
+largest graph at 1, 32, 256 and 1024 workers, fair, fifo and seniority sharing, after timing the
+kernel's first call apart: compiling it from scratch (in a fresh process with an empty numba
+cache) and loading it from the cache. ``--sweep-1024`` times the 1, 2, 4, ..., 1024 worker sweep
+under fair and under seniority sharing (the default); ``--memory-4096`` replays 1024, 2048 and
+4096 workers in fresh processes and prints their peak memory, which should grow linearly.
 
 It measures the checkout it lives in, whatever copy of the package is installed.
 """
@@ -119,17 +121,54 @@ def kernel_against_reference(path: Path, steps: int, worker_counts: tuple[int, .
                   f"{ops / reference_s:>16,.0f} {reference_s / kernel_s:>7.0f}x {str(fast == reference):>11}")
 
 
-def sweep_to_1024(path: Path, jobs: int) -> None:
-    """A 1 to 1024 worker sweep (powers of two) of one graph, fair, default steps and seeds, on the kernel."""
+def sweep_to_1024(path: Path, jobs: int, sharing: str) -> None:
+    """A 1 to 1024 worker sweep (powers of two) of one graph, default steps and seeds, on the kernel."""
     graph = load_stepgraph(path)
     workers = [2**k for k in range(11)]
-    settings = ReplaySettings(sharing="fair", engine="compiled", jobs=jobs)
+    settings = ReplaySettings(sharing=sharing, engine="compiled", jobs=jobs)
     began = time.perf_counter()
     prediction = predict(graph, workers, target_link(graph, 1e9), settings)
     wall = time.perf_counter() - began
     ops = sum(p.simulated_ops for p in prediction.points)
-    print(f"  sweep 1,2,4,...,1024 workers, fair, compiled, jobs {jobs}: {wall:6.1f} s wall, {ops:>13,} ops, "
+    print(f"  sweep 1,2,4,...,1024 workers, {sharing}, compiled, jobs {jobs}: {wall:6.1f} s wall, {ops:>13,} ops, "
           f"{ops / wall:>12,.0f} ops/s")
+
+
+# One kernel replay in a fresh interpreter, so that its peak resident memory is its own.
+ONE_REPLAY = """
+import resource, sys, time
+sys.path.insert(0, {root!r})
+from replay.engine.compiled import compile_graph
+from replay.engine.kernel import simulate_fast
+from replay.engine.link import target_link
+from replay.engine.loop import DurationModel
+from replay.engine.sharing import sharing_model
+from tracetool.graph.stepgraph import load_stepgraph
+graph = load_stepgraph({graph!r})
+compiled, link = compile_graph(graph), target_link(graph, 1e9)
+simulate_fast(compiled, 1, link, measured_steps=1)
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+began = time.perf_counter()
+result = simulate_fast(compiled, {workers}, link, sharing=sharing_model({sharing!r}), durations=DurationModel(),
+                       measured_steps=1, warmup_steps=1, stagger_s=0.5)
+wall = time.perf_counter() - began
+print(result.simulated_ops, wall, before, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+"""
+
+
+def memory_to_4096(path: Path) -> None:
+    """Peak memory and speed of one kernel replay of 1024, 2048 and 4096 workers (two steps each)."""
+    root = str(Path(__file__).resolve().parent.parent)
+    print("one replay per process, 2 steps per worker (peak resident memory of the process, and what the "
+          "replay added to it):")
+    for sharing in ("fair", "fifo", "seniority"):
+        for workers in (1024, 2048, 4096):
+            script = ONE_REPLAY.format(root=root, graph=str(path), workers=workers, sharing=sharing)
+            out = subprocess.run([sys.executable, "-c", script], check=True, capture_output=True, text=True)
+            ops, wall, before, peak = out.stdout.split()
+            print(f"  {sharing:>9} {workers:>5} workers: {int(ops):>10,} ops in {float(wall):5.2f} s "
+                  f"({int(ops) / float(wall):>10,.0f} ops/s), peak {int(peak) / 1024:6.0f} MiB "
+                  f"(+{(int(peak) - int(before)) / 1024:5.0f} MiB)")
 
 
 def main() -> None:
@@ -141,7 +180,10 @@ def main() -> None:
     parser.add_argument("--kernel-only", action="store_true", help="only the compiled kernel against the reference")
     parser.add_argument("--kernel-steps", type=int, default=5,
                         help="measured steps per worker in the kernel comparison (default %(default)s)")
-    parser.add_argument("--sweep-1024", action="store_true", help="also time a 1 to 1024 worker sweep on the kernel")
+    parser.add_argument("--sweep-1024", action="store_true",
+                        help="also time a 1 to 1024 worker sweep on the kernel (fair and seniority)")
+    parser.add_argument("--memory-4096", action="store_true",
+                        help="also replay 1024, 2048 and 4096 workers on the kernel and print their peak memory")
     args = parser.parse_args()
     paths = [Path(p) for p in args.graphs]
     if not paths:
@@ -151,7 +193,10 @@ def main() -> None:
     largest = max(paths, key=lambda p: len(load_stepgraph(p).nodes))
     kernel_against_reference(largest, args.kernel_steps, (1, 32, 256, 1024))
     if args.sweep_1024:
-        sweep_to_1024(largest, args.jobs)
+        for sharing in ("fair", "seniority"):
+            sweep_to_1024(largest, args.jobs, sharing)
+    if args.memory_4096:
+        memory_to_4096(largest)
     if args.kernel_only:
         return
     print()

@@ -154,8 +154,12 @@ def _seniority_arrays(compiled: CompiledGraph, workers: int, link: LinkConfig,
 
 def _link_words(seed: int, count: int) -> np.ndarray:
     """The first ``count`` 32-bit outputs of the reference's link generator (``links-{seed}``)."""
-    generator = random.Random(f"links-{seed}")
-    return np.array([generator.getrandbits(32) for _ in range(count)], dtype=np.int64)
+    if count <= 0:
+        return np.zeros(0, dtype=np.int64)
+    # One call for all of them: CPython fills a wide getrandbits from the least significant 32 bits
+    # up, one generator word each, in the order single calls would return them.
+    bits = random.Random(f"links-{seed}").getrandbits(32 * count)
+    return np.frombuffer(bits.to_bytes(4 * count, "little"), dtype="<u4").astype(np.int64)
 
 
 def _replay(module: ModuleType, graph: Any, workers: int, warmup_steps: int, measured_steps: int, link: LinkConfig,

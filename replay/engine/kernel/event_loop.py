@@ -27,9 +27,9 @@ from replay.engine.kernel.heap import (
     EV_DONE,
     EV_LINK,
     EV_PS_READY,
-    event_grow,
     event_pop,
     event_push,
+    node_bits,
     pack_event,
     rank_pop,
     rank_push,
@@ -49,6 +49,24 @@ from replay.engine.kernel.support import SHARING_FAIR, SHARING_FIFO, SHARING_SEN
 STATUS_WINDOW_CLOSED = 0  # the measured steps completed
 STATUS_TIME_OVERFLOW = 1  # an event at infinity: the link is too slow for a step to finish
 STATUS_NO_EVENTS = 2  # the heap ran dry before the window closed
+
+
+@njit(cache=True)
+def _wrap(index: int, size: int) -> int:
+    """``index % size`` for an index below twice the size, without the division."""
+    return index - size if index >= size else index
+
+
+@njit(cache=True)
+def _arrive(times: np.ndarray, seqs: np.ndarray, packed: np.ndarray, head: int, count: int, time_s: float, seq: int,
+            payload: int) -> int:
+    """Queue a transfer's arrival on the ring (they come due in the order they are queued: the
+    loop's time never goes back and the delay is one constant); returns the new count."""
+    slot = _wrap(head + count, times.shape[0])
+    times[slot] = time_s
+    seqs[slot] = seq
+    packed[slot] = payload
+    return count + 1
 
 
 @njit(cache=True)
@@ -90,6 +108,8 @@ def replay_async(
     seniority sharing, ``overtake`` is each direction's chance, ``group_weight`` the weights'
     prefix sums and ``link_words`` the raw words of the reference's link generator."""
     n = kind.shape[0]
+    nb = node_bits(n)
+    node_mask = (1 << nb) - 1
     inf = math.inf
     row_of = 1 if sampled else 0  # a worker's row of ``hold``
 
@@ -114,8 +134,8 @@ def replay_async(
     first_end = np.full(workers, -1.0)
     last_end = np.full(workers, -1.0)
     own_steps = np.zeros(workers, dtype=np.int64)
-    staleness = np.empty(target + 2 * workers + 16, dtype=np.int64)
-    n_staleness = 0
+    # A list, not an array grown in the loop: a reassigned array is reference-counted on every event.
+    staleness = [np.int64(0) for _ in range(0)]
 
     widest = max(transfers_per_worker[0], transfers_per_worker[1], 1)
     fair = fair_new(workers if sharing == SHARING_FAIR else 1, transfers_per_worker, capacity_alone, worker_cap)
@@ -129,19 +149,30 @@ def replay_async(
     direction_busy = np.zeros(2, dtype=np.bool_)
     contended = np.zeros(2, dtype=np.bool_)
 
-    # The most events one event can push: a DONE three per successor (a transfer's finish and two
-    # capacity changes) and two more; a LINK event one per finished transfer and two more.
-    out_degree = 0
+    # Events come from four sources, merged by (time, seq) as the reference's one heap orders
+    # them: the heap (op completions, PS ops done waiting their gap, step starts), at most one
+    # per worker and node; the transfers' arrivals, due at the direction's delay after their
+    # finish, so in the order they were pushed (a ring); and each direction's one live timer
+    # (``link_sched`` and ``link_version`` while ``link_armed``), which the reference keeps in its
+    # heap with its superseded timers, skipped when they come up.
+    in_heap = 1  # the start node
     for i in range(n):
-        out_degree = max(out_degree, succ_ptr[i + 1] - succ_ptr[i])
-    room = max(3 * out_degree + 4, workers * widest + 4)
-    ht = np.empty(4 * workers + room + 1024, dtype=np.float64)
+        if kind[i] == KIND_COMPUTE or kind[i] == KIND_PS:
+            in_heap += 1
+    ht = np.empty(workers * in_heap + 1, dtype=np.float64)
     hs = np.empty(ht.shape[0], dtype=np.int64)
     hp = np.empty(ht.shape[0], dtype=np.int64)
     hn = 0
+    ring_size = workers * (transfers_per_worker[0] + transfers_per_worker[1]) + 1
+    at = np.empty(ring_size, dtype=np.float64)
+    as_ = np.empty(ring_size, dtype=np.int64)
+    ap = np.empty(ring_size, dtype=np.int64)
+    a_head = 0
+    a_count = 0
+    link_armed = np.zeros(2, dtype=np.bool_)
     seq = 0
     for w in range(workers):
-        hn = event_push(ht, hs, hp, hn, begin[w], seq, pack_event(EV_DONE, w, start_node, n))
+        hn = event_push(ht, hs, hp, hn, begin[w], seq, pack_event(EV_DONE, w, start_node, nb))
         seq += 1
 
     books0 = np.zeros(3)
@@ -160,17 +191,49 @@ def replay_async(
     status = STATUS_NO_EVENTS
     redraw = -1  # the worker whose next step's durations are drawn once the current event is done
 
-    while hn > 0:
-        if hn + room > ht.shape[0]:
-            ht, hs, hp = event_grow(ht, hs, hp, hn, hn + room)
-        t, sq, payload, hn = event_pop(ht, hs, hp, hn)
+    while True:
+        source = -1  # 0 the heap, 1 the arrivals, 2 + d direction d's timer
+        t = inf
+        sq = 0
+        if hn > 0:
+            source = 0
+            t = ht[0]
+            sq = hs[0]
+        if a_count > 0:
+            ft = at[a_head]
+            fs = as_[a_head]
+            if source < 0 or ft < t or (ft == t and fs < sq):
+                source = 1
+                t = ft
+                sq = fs
+        for d in range(2):
+            if link_armed[d]:
+                lt = link_sched[d]
+                ls = link_version[d]
+                if source < 0 or lt < t or (lt == t and ls < sq):
+                    source = 2 + d
+                    t = lt
+                    sq = ls
+        if source < 0:
+            break
+        if source == 0:
+            t, sq, payload, hn = event_pop(ht, hs, hp, hn)
+        elif source == 1:
+            payload = ap[a_head]
+            a_head += 1
+            if a_head == ring_size:
+                a_head = 0
+            a_count -= 1
+        else:
+            payload = pack_event(EV_LINK, source - 2, 0, nb)
+            link_armed[source - 2] = False
         if t == inf:
             status = STATUS_TIME_OVERFLOW
             break
         code = payload & 3
         rest = payload >> 2
-        w = rest // n
-        i = rest - w * n
+        w = rest >> nb
+        i = rest & node_mask
         if code == EV_DONE:
             ops += 1
             k = kind[i]
@@ -181,12 +244,14 @@ def replay_async(
                 p = lane[i]
                 if ps_count[p]:
                     queued = ps_ring[ps_queue_offset[p] + ps_head[p]]
-                    ps_head[p] = (ps_head[p] + 1) % ps_queue_capacity[p]
+                    ps_head[p] += 1
+                    if ps_head[p] == ps_queue_capacity[p]:
+                        ps_head[p] = 0
                     ps_count[p] -= 1
-                    w2 = queued // n
-                    j = queued - w2 * n
+                    w2 = queued >> nb
+                    j = queued & node_mask
                     hn = event_push(ht, hs, hp, hn, t + hold[w2 * row_of, j], seq,
-                                    pack_event(EV_DONE, w2, j, n))
+                                    pack_event(EV_DONE, w2, j, nb))
                     seq += 1
                 else:
                     ps_busy[p] = False
@@ -220,27 +285,28 @@ def replay_async(
                             acct_t[w] = t
                         busy_lanes[w] += 1
                         hn = event_push(ht, hs, hp, hn, t + hold[row, s], seq,
-                                        pack_event(EV_DONE, w, s, n))
+                                        pack_event(EV_DONE, w, s, nb))
                         seq += 1
                 elif ks == KIND_PS:
                     g = ps_gap_s[s]
                     if g > 0.0:
-                        hn = event_push(ht, hs, hp, hn, t + g, seq, pack_event(EV_PS_READY, w, s, n))
+                        hn = event_push(ht, hs, hp, hn, t + g, seq, pack_event(EV_PS_READY, w, s, nb))
                         seq += 1
                     else:
                         p = lane[s]
                         if ps_busy[p]:
-                            ps_ring[ps_queue_offset[p] + (ps_head[p] + ps_count[p]) % ps_queue_capacity[p]] = w * n + s
+                            slot = _wrap(ps_head[p] + ps_count[p], ps_queue_capacity[p])
+                            ps_ring[ps_queue_offset[p] + slot] = w << nb | s
                             ps_count[p] += 1
                         else:
                             ps_busy[p] = True
                             hn = event_push(ht, hs, hp, hn, t + hold[row, s], seq,
-                                            pack_event(EV_DONE, w, s, n))
+                                            pack_event(EV_DONE, w, s, nb))
                             seq += 1
                 elif ks == KIND_DOWNLOAD or ks == KIND_UPLOAD:
                     b = bits[s]
                     if b <= 0.0:
-                        hn = event_push(ht, hs, hp, hn, t + delay_s, seq, pack_event(EV_DONE, w, s, n))
+                        a_count = _arrive(at, as_, ap, a_head, a_count, t + delay_s, seq, pack_event(EV_DONE, w, s, nb))
                         seq += 1
                         continue
                     d = lane[s]
@@ -249,7 +315,7 @@ def replay_async(
                     # finish, the event already queued fires early, finds nothing and re-arms.
                     if nt < link_sched[d]:
                         link_sched[d] = nt
-                        hn = event_push(ht, hs, hp, hn, nt, seq, pack_event(EV_LINK, d, 0, n))
+                        link_armed[d] = True
                         link_version[d] = seq
                         seq += 1
                     if ack_coupled and not direction_busy[d]:
@@ -261,10 +327,11 @@ def replay_async(
                         nt = link_next_time(sharing, fair, fifo, sen, o)
                         link_sched[o] = nt
                         if nt < inf:
-                            hn = event_push(ht, hs, hp, hn, nt, seq, pack_event(EV_LINK, o, 0, n))
+                            link_armed[o] = True
                             link_version[o] = seq
                             seq += 1
                         else:
+                            link_armed[o] = False
                             link_version[o] = -1
                     if loss_coupled and not contended[d] and link_connections(sharing, fair, fifo, sen, d) > 1:
                         contended[d] = True
@@ -273,21 +340,17 @@ def replay_async(
                         nt = link_next_time(sharing, fair, fifo, sen, d)
                         link_sched[d] = nt
                         if nt < inf:
-                            hn = event_push(ht, hs, hp, hn, nt, seq, pack_event(EV_LINK, d, 0, n))
+                            link_armed[d] = True
                             link_version[d] = seq
                             seq += 1
                         else:
+                            link_armed[d] = False
                             link_version[d] = -1
                 elif ks == KIND_END:
                     # The worker's step is over: its gradient is applied as one update.
                     ops += 1
                     if have_t0:  # staleness counted from the window's first snapshot on
-                        if n_staleness == staleness.shape[0]:
-                            grown = np.empty(2 * n_staleness, dtype=np.int64)
-                            grown[:n_staleness] = staleness
-                            staleness = grown
-                        staleness[n_staleness] = version - start_version[w]
-                        n_staleness += 1
+                        staleness.append(version - start_version[w])
                     version += 1
                     steps_done[w] += 1
                     if not have_t0:
@@ -318,7 +381,7 @@ def replay_async(
                         redraw = w
                     params_out[w] = n_downloads
                     start_version[w] = version
-                    hn = event_push(ht, hs, hp, hn, t, seq, pack_event(EV_DONE, w, start_node, n))
+                    hn = event_push(ht, hs, hp, hn, t, seq, pack_event(EV_DONE, w, start_node, nb))
                     seq += 1
             if closed:
                 status = STATUS_WINDOW_CLOSED
@@ -330,7 +393,7 @@ def replay_async(
                 if lane_queued[lq]:
                     j = rank_pop(lane_queue, w * lane_width + lane_offset[lane[i]], lane_queued[lq], lane_rank)
                     lane_queued[lq] -= 1
-                    hn = event_push(ht, hs, hp, hn, t + hold[row, j], seq, pack_event(EV_DONE, w, j, n))
+                    hn = event_push(ht, hs, hp, hn, t + hold[row, j], seq, pack_event(EV_DONE, w, j, nb))
                     seq += 1
                 else:
                     lane_busy[lq] = False
@@ -347,13 +410,11 @@ def replay_async(
                     hold[redraw, j] = samples_us[index] * op_scale_s[j] + held_gap_s[j]
                 redraw = -1
         elif code == EV_LINK:
-            d = w
-            if sq != link_version[d]:
-                continue  # superseded by a later reschedule of this direction
+            d = w  # always the live timer: superseded ones never enter a source
             n_done = link_pop_finished(sharing, fair, fifo, sen, d, t, done_worker, done_node)
             for q in range(n_done):
-                hn = event_push(ht, hs, hp, hn, t + delay_s, seq,
-                                pack_event(EV_DONE, done_worker[q], done_node[q], n))
+                a_count = _arrive(at, as_, ap, a_head, a_count, t + delay_s, seq,
+                                  pack_event(EV_DONE, done_worker[q], done_node[q], nb))
                 seq += 1
             if loss_coupled and contended[d] and link_connections(sharing, fair, fifo, sen, d) < 2:
                 contended[d] = False
@@ -362,7 +423,7 @@ def replay_async(
             nt = link_next_time(sharing, fair, fifo, sen, d)
             link_sched[d] = nt
             if nt < inf:
-                hn = event_push(ht, hs, hp, hn, nt, seq, pack_event(EV_LINK, d, 0, n))
+                link_armed[d] = True
                 link_version[d] = seq
                 seq += 1
             elif ack_coupled and direction_busy[d]:
@@ -373,23 +434,27 @@ def replay_async(
                 nt = link_next_time(sharing, fair, fifo, sen, o)
                 link_sched[o] = nt
                 if nt < inf:
-                    hn = event_push(ht, hs, hp, hn, nt, seq, pack_event(EV_LINK, o, 0, n))
+                    link_armed[o] = True
                     link_version[o] = seq
                     seq += 1
                 else:
+                    link_armed[o] = False
                     link_version[o] = -1
         else:  # EV_PS_READY
             p = lane[i]
             if ps_busy[p]:
-                ps_ring[ps_queue_offset[p] + (ps_head[p] + ps_count[p]) % ps_queue_capacity[p]] = w * n + i
+                ps_ring[ps_queue_offset[p] + _wrap(ps_head[p] + ps_count[p], ps_queue_capacity[p])] = w << nb | i
                 ps_count[p] += 1
             else:
                 ps_busy[p] = True
-                hn = event_push(ht, hs, hp, hn, t + hold[w * row_of, i], seq, pack_event(EV_DONE, w, i, n))
+                hn = event_push(ht, hs, hp, hn, t + hold[w * row_of, i], seq, pack_event(EV_DONE, w, i, nb))
                 seq += 1
 
     if status == STATUS_WINDOW_CLOSED:
         _snapshot(acct, acct_t, busy_lanes, params_out, t1, sharing, fair, fifo, sen, ps_busy_s, books1, accounts1)
     in_flight = link_connections(sharing, fair, fifo, sen, 0) + link_connections(sharing, fair, fifo, sen, 1)
+    stale = np.empty(len(staleness), dtype=np.int64)
+    for k in range(len(staleness)):
+        stale[k] = staleness[k]
     return (status, ops, t0, t1, counted, own_steps, first_end, last_end, books0, books1, accounts0, accounts1,
-            staleness[:n_staleness].copy(), in_flight, seniority_words_short(sen))
+            stale, in_flight, seniority_words_short(sen))

@@ -22,6 +22,8 @@ import math
 import numpy as np
 from numba import njit
 
+from replay.engine.kernel.jit import per_event
+
 # Float fields of a direction.
 F_CAPACITY = 0
 F_WORKER_CAP = 1
@@ -62,7 +64,7 @@ def fair_new(workers: int, per_worker: np.ndarray, capacity_bps: np.ndarray, wor
 
 # -- one connection's transfers: a heap of (tag, seq, node) -----------------------------------------------------
 
-@njit(cache=True)
+@per_event
 def _flow_push(tag: np.ndarray, seq: np.ndarray, node: np.ndarray, count: np.ndarray, d: int, w: int,
                new_tag: float, new_seq: int, new_node: int) -> None:
     pos = count[d, w]
@@ -82,7 +84,7 @@ def _flow_push(tag: np.ndarray, seq: np.ndarray, node: np.ndarray, count: np.nda
     node[d, w, pos] = new_node
 
 
-@njit(cache=True)
+@per_event
 def _flow_pop(tag: np.ndarray, seq: np.ndarray, node: np.ndarray, count: np.ndarray, d: int, w: int) -> int:
     top = node[d, w, 0]
     size = count[d, w] - 1
@@ -116,7 +118,7 @@ def _flow_pop(tag: np.ndarray, seq: np.ndarray, node: np.ndarray, count: np.ndar
 
 # -- the connections' next finishes: an indexed heap keyed (G at finish, version, worker) ------------------------
 
-@njit(cache=True)
+@per_event
 def _before(at_a: float, ver_a: int, w_a: int, at_b: float, ver_b: int, w_b: int) -> bool:
     if at_a != at_b:
         return at_a < at_b
@@ -125,7 +127,7 @@ def _before(at_a: float, ver_a: int, w_a: int, at_b: float, ver_b: int, w_b: int
     return w_a < w_b
 
 
-@njit(cache=True)
+@per_event
 def _finish_place(at: np.ndarray, ver: np.ndarray, who: np.ndarray, pos_of: np.ndarray, size: int, d: int,
                   pos: int, new_at: float, new_ver: int, w: int) -> None:
     """Put (new_at, new_ver, w) at ``pos`` and restore the heap order around it."""
@@ -161,7 +163,7 @@ def _finish_place(at: np.ndarray, ver: np.ndarray, who: np.ndarray, pos_of: np.n
     pos_of[d, w] = pos
 
 
-@njit(cache=True)
+@per_event
 def _finish_set(st: tuple, d: int, w: int, new_at: float, new_ver: int) -> None:
     li, at, ver, who, pos_of = st[1], st[9], st[10], st[11], st[12]
     pos = pos_of[d, w]
@@ -171,7 +173,7 @@ def _finish_set(st: tuple, d: int, w: int, new_at: float, new_ver: int) -> None:
     _finish_place(at, ver, who, pos_of, li[d, I_FINISH_SIZE], d, pos, new_at, new_ver, w)
 
 
-@njit(cache=True)
+@per_event
 def _finish_drop_top(st: tuple, d: int) -> None:
     li, at, ver, who, pos_of = st[1], st[9], st[10], st[11], st[12]
     pos_of[d, who[d, 0]] = -1
@@ -183,7 +185,7 @@ def _finish_drop_top(st: tuple, d: int) -> None:
 
 # -- the link's calls, as in the reference ------------------------------------------------------------------------
 
-@njit(cache=True)
+@per_event
 def fair_add(st: tuple, d: int, now: float, worker: int, node: int, bits: float) -> float:
     """A transfer asks for direction ``d``; returns the direction's next finish time."""
     lf, li, flow_clock, synced_at, version = st[0], st[1], st[2], st[3], st[4]
@@ -216,7 +218,7 @@ def fair_add(st: tuple, d: int, now: float, worker: int, node: int, bits: float)
     return now + (finish_at[d, 0] - clock) / rate
 
 
-@njit(cache=True)
+@per_event
 def fair_next_time(st: tuple, d: int) -> float:
     lf, li, finish_at = st[0], st[1], st[9]
     if li[d, I_FINISH_SIZE] == 0:
@@ -225,7 +227,7 @@ def fair_next_time(st: tuple, d: int) -> float:
     return at if at < math.inf else math.inf
 
 
-@njit(cache=True)
+@per_event
 def fair_pop_finished(st: tuple, d: int, now: float, done_worker: np.ndarray, done_node: np.ndarray) -> int:
     """The transfers of ``d`` that finish at ``now``, written to ``done_*`` in the reference's order."""
     lf, li, flow_clock, synced_at, version = st[0], st[1], st[2], st[3], st[4]
@@ -281,7 +283,7 @@ def fair_pop_finished(st: tuple, d: int, now: float, done_worker: np.ndarray, do
     return n_done
 
 
-@njit(cache=True)
+@per_event
 def _advance(st: tuple, d: int, now: float) -> None:
     lf, li = st[0], st[1]
     active = li[d, I_ACTIVE]
@@ -292,7 +294,7 @@ def _advance(st: tuple, d: int, now: float) -> None:
     lf[d, F_T_LAST] = now
 
 
-@njit(cache=True)
+@per_event
 def fair_set_capacity(st: tuple, d: int, now: float, capacity_bps: float) -> None:
     lf, li = st[0], st[1]
     _advance(st, d, now)
@@ -303,12 +305,12 @@ def fair_set_capacity(st: tuple, d: int, now: float, capacity_bps: float) -> Non
         lf[d, F_RATE] = share if share < lf[d, F_WORKER_CAP] else lf[d, F_WORKER_CAP]
 
 
-@njit(cache=True)
+@per_event
 def fair_served_bits(st: tuple, d: int, now: float) -> float:
     _advance(st, d, now)
     return st[0][d, F_SERVED]
 
 
-@njit(cache=True)
+@per_event
 def fair_connections(st: tuple, d: int) -> int:
     return st[1][d, I_ACTIVE]

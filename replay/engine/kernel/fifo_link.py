@@ -15,6 +15,8 @@ import math
 import numpy as np
 from numba import njit
 
+from replay.engine.kernel.jit import per_event
+
 # Float fields of a direction.
 F_CAPACITY = 0
 F_WORKER_CAP = 1
@@ -51,7 +53,7 @@ def fifo_new(waiting_capacity: int, capacity_bps: np.ndarray, worker_cap_bps: np
     return lf, li, step_start, rank, seq, worker, node, bits
 
 
-@njit(cache=True)
+@per_event
 def _before(a_start: float, a_rank: float, a_seq: int, b_start: float, b_rank: float, b_seq: int) -> bool:
     if a_start != b_start:
         return a_start < b_start
@@ -60,7 +62,7 @@ def _before(a_start: float, a_rank: float, a_seq: int, b_start: float, b_rank: f
     return a_seq < b_seq
 
 
-@njit(cache=True)
+@per_event
 def fifo_add(st: tuple, d: int, now: float, step_start_s: float, rank: float, worker: int, node: int,
              bits: float) -> float:
     """Everything queues; an idle direction picks the smallest key when its timer fires at ``now``,
@@ -93,7 +95,7 @@ def fifo_add(st: tuple, d: int, now: float, step_start_s: float, rank: float, wo
     return lf[d, F_FINISH]
 
 
-@njit(cache=True)
+@per_event
 def _pop_waiting(st: tuple, d: int) -> int:
     """Move the first waiting transfer into the service fields of ``d``; returns its worker."""
     lf, li, k_start, k_rank, k_seq, k_worker, k_node, k_bits = st
@@ -134,12 +136,12 @@ def _pop_waiting(st: tuple, d: int) -> int:
     return top_worker
 
 
-@njit(cache=True)
+@per_event
 def fifo_next_time(st: tuple, d: int) -> float:
     return st[0][d, F_FINISH]
 
 
-@njit(cache=True)
+@per_event
 def fifo_pop_finished(st: tuple, d: int, now: float, done_worker: np.ndarray, done_node: np.ndarray) -> int:
     lf, li = st[0], st[1]
     n_done = 0
@@ -161,7 +163,7 @@ def fifo_pop_finished(st: tuple, d: int, now: float, done_worker: np.ndarray, do
     return n_done
 
 
-@njit(cache=True)
+@per_event
 def fifo_set_capacity(st: tuple, d: int, now: float, capacity_bps: float) -> None:
     lf, li = st[0], st[1]
     lf[d, F_CAPACITY] = capacity_bps
@@ -178,7 +180,7 @@ def fifo_set_capacity(st: tuple, d: int, now: float, capacity_bps: float) -> Non
     lf[d, F_RATE] = rate
 
 
-@njit(cache=True)
+@per_event
 def fifo_served_bits(st: tuple, d: int, now: float) -> float:
     lf, li = st[0], st[1]
     if li[d, I_BUSY]:
@@ -186,6 +188,6 @@ def fifo_served_bits(st: tuple, d: int, now: float) -> float:
     return lf[d, F_SERVED]
 
 
-@njit(cache=True)
+@per_event
 def fifo_connections(st: tuple, d: int) -> int:
     return st[1][d, I_BUSY]

@@ -3,16 +3,17 @@
 The event heap orders ``(time_s, seq)`` as the reference's ``heapq`` of
 ``(time, seq, code, worker, node)`` tuples does; ``seq`` is unique, so the pop order is the
 same whatever the heap's internal layout. Each event's code, worker and node travel packed in
-one int64 (``pack_event``). The loop makes room before each event for all it may push
-(``event_grow``): the link events that a rescheduled direction leaves behind have no fixed
-bound, and growing in the push itself would return arrays on every push. Nothing here knows
-what an event means.
+one int64 (``pack_event``). The loop allocates the heap with room for every event that can be
+pending at once (one per worker and node that can wait in it), so it never grows: an array
+the loop reassigned would be reference-counted on every event. Nothing here knows what an
+event means.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from replay.engine.kernel.jit import per_event
 
 # Event codes, as in the reference loop.
 EV_DONE = 0  # a node of a worker completes
@@ -20,30 +21,26 @@ EV_LINK = 1  # a link direction may have finished transfers (its version is the 
 EV_PS_READY = 2  # a PS op has waited its gap and queues for its device
 
 
-@njit(cache=True)
-def pack_event(code: int, worker: int, node: int, n: int) -> int:
+@per_event
+def node_bits(n: int) -> int:
+    """Bits that hold a node index below ``n``: events pack worker and node by shifts, not by a
+    multiplication that unpacking would have to divide again."""
+    bits = 1
+    while (1 << bits) < n:
+        bits += 1
+    return bits
+
+
+@per_event
+def pack_event(code: int, worker: int, node: int, bits: int) -> int:
     """One int64 for an event's code, worker (a direction for link events) and node."""
-    return ((worker * n + node) << 2) | code
+    return ((worker << bits | node) << 2) | code
 
 
-@njit(cache=True)
-def event_grow(times: np.ndarray, seqs: np.ndarray, packed: np.ndarray, size: int,
-               needed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Copies of the heap's arrays with room for at least ``needed`` events."""
-    grown = max(2 * times.shape[0], needed)
-    t2 = np.empty(grown, dtype=np.float64)
-    s2 = np.empty(grown, dtype=np.int64)
-    p2 = np.empty(grown, dtype=np.int64)
-    t2[:size] = times[:size]
-    s2[:size] = seqs[:size]
-    p2[:size] = packed[:size]
-    return t2, s2, p2
-
-
-@njit(cache=True)
+@per_event
 def event_push(times: np.ndarray, seqs: np.ndarray, packed: np.ndarray, size: int, time_s: float, seq: int,
                payload: int) -> int:
-    """Push one event (the caller keeps room, see ``event_grow``); returns the new size."""
+    """Push one event (the caller allocated room for it); returns the new size."""
     pos = size
     while pos > 0:
         parent = (pos - 1) >> 1
@@ -61,7 +58,7 @@ def event_push(times: np.ndarray, seqs: np.ndarray, packed: np.ndarray, size: in
     return size + 1
 
 
-@njit(cache=True)
+@per_event
 def event_pop(times: np.ndarray, seqs: np.ndarray, packed: np.ndarray, size: int) -> tuple[float, int, int, int]:
     """Remove the earliest event; returns (time_s, seq, payload, new size)."""
     top_t = times[0]
@@ -95,7 +92,7 @@ def event_pop(times: np.ndarray, seqs: np.ndarray, packed: np.ndarray, size: int
     return top_t, top_s, top_p, size
 
 
-@njit(cache=True)
+@per_event
 def rank_push(heap: np.ndarray, base: int, size: int, node: int, rank: np.ndarray) -> None:
     """Push ``node`` on the heap at ``heap[base : base + size]`` ordered by ``rank[node]`` (unique)."""
     key = rank[node]
@@ -111,7 +108,7 @@ def rank_push(heap: np.ndarray, base: int, size: int, node: int, rank: np.ndarra
     heap[base + pos] = node
 
 
-@njit(cache=True)
+@per_event
 def rank_pop(heap: np.ndarray, base: int, size: int, rank: np.ndarray) -> int:
     """Pop the node of smallest rank from ``heap[base : base + size]`` (size before the pop)."""
     top = heap[base]

@@ -9,7 +9,6 @@ the loop itself.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from replay.engine.kernel.fair_link import (
     fair_add,
@@ -27,6 +26,7 @@ from replay.engine.kernel.fifo_link import (
     fifo_served_bits,
     fifo_set_capacity,
 )
+from replay.engine.kernel.jit import per_event
 from replay.engine.kernel.seniority_link import (
     seniority_add,
     seniority_connections,
@@ -38,7 +38,7 @@ from replay.engine.kernel.seniority_link import (
 from replay.engine.kernel.support import SHARING_FAIR, SHARING_SENIORITY
 
 
-@njit(cache=True)
+@per_event
 def link_add(sharing: int, fair: tuple, fifo: tuple, sen: tuple, d: int, now: float, step_start_s: float, rank: float,
              worker: int, node: int, bits: float) -> float:
     """A transfer asks for direction ``d``; returns its next finish time. The order key
@@ -50,7 +50,7 @@ def link_add(sharing: int, fair: tuple, fifo: tuple, sen: tuple, d: int, now: fl
     return fifo_add(fifo, d, now, step_start_s, rank, worker, node, bits)
 
 
-@njit(cache=True)
+@per_event
 def link_next_time(sharing: int, fair: tuple, fifo: tuple, sen: tuple, d: int) -> float:
     if sharing == SHARING_FAIR:
         return fair_next_time(fair, d)
@@ -59,7 +59,7 @@ def link_next_time(sharing: int, fair: tuple, fifo: tuple, sen: tuple, d: int) -
     return fifo_next_time(fifo, d)
 
 
-@njit(cache=True)
+@per_event
 def link_pop_finished(sharing: int, fair: tuple, fifo: tuple, sen: tuple, d: int, now: float, done_worker: np.ndarray,
                       done_node: np.ndarray) -> int:
     if sharing == SHARING_FAIR:
@@ -69,7 +69,7 @@ def link_pop_finished(sharing: int, fair: tuple, fifo: tuple, sen: tuple, d: int
     return fifo_pop_finished(fifo, d, now, done_worker, done_node)
 
 
-@njit(cache=True)
+@per_event
 def link_set_capacity(sharing: int, fair: tuple, fifo: tuple, sen: tuple, d: int, now: float,
                       capacity_bps: float) -> None:
     if sharing == SHARING_FAIR:
@@ -80,7 +80,7 @@ def link_set_capacity(sharing: int, fair: tuple, fifo: tuple, sen: tuple, d: int
         fifo_set_capacity(fifo, d, now, capacity_bps)
 
 
-@njit(cache=True)
+@per_event
 def link_served_bits(sharing: int, fair: tuple, fifo: tuple, sen: tuple, d: int, now: float) -> float:
     if sharing == SHARING_FAIR:
         return fair_served_bits(fair, d, now)
@@ -89,7 +89,7 @@ def link_served_bits(sharing: int, fair: tuple, fifo: tuple, sen: tuple, d: int,
     return fifo_served_bits(fifo, d, now)
 
 
-@njit(cache=True)
+@per_event
 def link_connections(sharing: int, fair: tuple, fifo: tuple, sen: tuple, d: int) -> int:
     if sharing == SHARING_FAIR:
         return fair_connections(fair, d)

@@ -25,6 +25,7 @@ import numpy as np
 from numba import njit
 
 from replay.engine.kernel.fair_link import _flow_pop, _flow_push
+from replay.engine.kernel.jit import per_event
 
 # Float fields of a direction.
 F_CAPACITY = 0
@@ -37,6 +38,7 @@ I_ACTIVE = 0  # transfers in flight
 I_CONNECTIONS = 1  # connections in by_age
 I_MOVING = 2  # of them, from the oldest, those with a share
 I_SEQ = 3
+I_EPOCH = 4  # counts full re-ratings: a connection has a share while its epoch is the current one
 # The random words' cursor: rng[0] the next word, rng[1] set once a draw found none left.
 RNG_NEXT = 0
 RNG_SHORT = 1
@@ -47,7 +49,7 @@ def seniority_new(workers: int, per_worker: np.ndarray, capacity_bps: np.ndarray
                   overtake: np.ndarray, group_weight: np.ndarray, words: np.ndarray) -> tuple:
     """Both directions idle; ``words`` the raw 32-bit outputs of the reference's link generator."""
     lf = np.zeros((2, 5), dtype=np.float64)
-    li = np.zeros((2, 4), dtype=np.int64)
+    li = np.zeros((2, 5), dtype=np.int64)
     for d in range(2):
         lf[d, F_CAPACITY] = capacity_bps[d]
         lf[d, F_WORKER_CAP] = worker_cap_bps[d]
@@ -61,10 +63,13 @@ def seniority_new(workers: int, per_worker: np.ndarray, capacity_bps: np.ndarray
     node = np.zeros((2, workers, width), dtype=np.int64)
     by_age = np.zeros((2, workers), dtype=np.int64)
     rng = np.zeros(2, dtype=np.int64)
-    return (lf, li, clocks, rates, count, tag, seq, node, by_age, group_weight, words, rng)
+    connection_rate = np.zeros((2, workers), dtype=np.float64)
+    share_epoch = np.full((2, workers), -1, dtype=np.int64)
+    return (lf, li, clocks, rates, count, tag, seq, node, by_age, group_weight, words, rng, connection_rate,
+            share_epoch)
 
 
-@njit(cache=True)
+@per_event
 def _random(words: np.ndarray, rng: np.ndarray) -> float:
     """CPython's ``random()`` from the next two words (1.0, no overtake, once they run out)."""
     i = rng[RNG_NEXT]
@@ -77,7 +82,7 @@ def _random(words: np.ndarray, rng: np.ndarray) -> float:
     return (a * 67108864.0 + b) * (1.0 / 9007199254740992.0)
 
 
-@njit(cache=True)
+@per_event
 def _randbelow(words: np.ndarray, rng: np.ndarray, n: int) -> int:
     """CPython's ``randrange(n)``: the top ``bit_length(n)`` bits of a word, until one is below ``n``."""
     k = 0
@@ -94,7 +99,7 @@ def _randbelow(words: np.ndarray, rng: np.ndarray, n: int) -> int:
             return r
 
 
-@njit(cache=True)
+@per_event
 def _advance(st: tuple, d: int, now: float) -> None:
     lf, li, clocks, rates, count, by_age = st[0], st[1], st[2], st[3], st[4], st[8]
     dt = now - lf[d, F_T_LAST]
@@ -108,10 +113,13 @@ def _advance(st: tuple, d: int, now: float) -> None:
     lf[d, F_T_LAST] = now
 
 
-@njit(cache=True)
+@per_event
 def _rerate(st: tuple, d: int) -> None:
     """Weighted water-filling in age order; connections past the capacity's resolution get no share."""
     lf, li, rates, count, by_age, group_weight = st[0], st[1], st[3], st[4], st[8], st[9]
+    connection_rate, share_epoch = st[12], st[13]
+    epoch = li[d, I_EPOCH] + 1
+    li[d, I_EPOCH] = epoch
     capacity = lf[d, F_CAPACITY]
     remaining = capacity
     cap = lf[d, F_WORKER_CAP]
@@ -123,6 +131,8 @@ def _rerate(st: tuple, d: int) -> None:
             break
         share = remaining / group_weight[left]
         rate = share if share < cap else cap
+        connection_rate[d, w] = rate
+        share_epoch[d, w] = epoch
         rates[d, w] = rate / count[d, w]
         remaining -= rate
         left -= 1
@@ -130,7 +140,17 @@ def _rerate(st: tuple, d: int) -> None:
     li[d, I_MOVING] = moving
 
 
-@njit(cache=True)
+@per_event
+def _rerate_one(st: tuple, d: int, w: int) -> None:
+    """Re-rate after only ``w``'s number of transfers changed: the water-filling gives every
+    connection the rate it gave before (it reads no counts), so only ``w``'s per-transfer rate
+    moves, and only if it has a share; a full re-rating would compute the same floats."""
+    li, rates, count, connection_rate, share_epoch = st[1], st[3], st[4], st[12], st[13]
+    if share_epoch[d, w] == li[d, I_EPOCH]:
+        rates[d, w] = connection_rate[d, w] / count[d, w]
+
+
+@per_event
 def seniority_next_time(st: tuple, d: int) -> float:
     lf, li, clocks, rates, tag, by_age = st[0], st[1], st[2], st[3], st[5], st[8]
     best = math.inf
@@ -145,14 +165,15 @@ def seniority_next_time(st: tuple, d: int) -> float:
     return best
 
 
-@njit(cache=True)
+@per_event
 def seniority_add(st: tuple, d: int, now: float, worker: int, node: int, bits: float) -> float:
     """A transfer asks for direction ``d``; returns the direction's next finish time."""
     lf, li, clocks, count, tag, seqs, nodes, by_age, words, rng = (st[0], st[1], st[2], st[4], st[5], st[6], st[7],
                                                                    st[8], st[10], st[11])
     _advance(st, d, now)
     li[d, I_SEQ] += 1
-    if count[d, worker] == 0:
+    joins = count[d, worker] == 0
+    if joins:
         n = li[d, I_CONNECTIONS]
         overtake = lf[d, F_OVERTAKE]
         if n > 0 and overtake > 0.0 and _random(words, rng) < overtake:
@@ -165,11 +186,14 @@ def seniority_add(st: tuple, d: int, now: float, worker: int, node: int, bits: f
         li[d, I_CONNECTIONS] = n + 1
     _flow_push(tag, seqs, nodes, count, d, worker, clocks[d, worker] + bits, li[d, I_SEQ], node)
     li[d, I_ACTIVE] += 1
-    _rerate(st, d)
+    if joins:
+        _rerate(st, d)
+    else:
+        _rerate_one(st, d, worker)
     return seniority_next_time(st, d)
 
 
-@njit(cache=True)
+@per_event
 def seniority_pop_finished(st: tuple, d: int, now: float, done_worker: np.ndarray, done_node: np.ndarray) -> int:
     """The transfers of ``d`` that finish at ``now``, written to ``done_*`` in the reference's order."""
     lf, li, clocks, rates, count, tag, seqs, nodes, by_age = (st[0], st[1], st[2], st[3], st[4], st[5], st[6],
@@ -208,12 +232,17 @@ def seniority_pop_finished(st: tuple, d: int, now: float, done_worker: np.ndarra
         li[d, I_CONNECTIONS] = kept
         if kept < moving:
             li[d, I_MOVING] = kept  # the reference's by_age[:moving] of a shorter list
-    if li[d, I_ACTIVE]:
-        _rerate(st, d)
+    if emptied:
+        if li[d, I_ACTIVE]:
+            _rerate(st, d)
+    else:
+        for q in range(n_done):
+            if q == 0 or done_worker[q] != done_worker[q - 1]:
+                _rerate_one(st, d, done_worker[q])
     return n_done
 
 
-@njit(cache=True)
+@per_event
 def seniority_set_capacity(st: tuple, d: int, now: float, capacity_bps: float) -> None:
     _advance(st, d, now)
     st[0][d, F_CAPACITY] = capacity_bps
@@ -221,18 +250,18 @@ def seniority_set_capacity(st: tuple, d: int, now: float, capacity_bps: float) -
         _rerate(st, d)
 
 
-@njit(cache=True)
+@per_event
 def seniority_served_bits(st: tuple, d: int, now: float) -> float:
     _advance(st, d, now)
     return st[0][d, F_SERVED]
 
 
-@njit(cache=True)
+@per_event
 def seniority_connections(st: tuple, d: int) -> int:
     return st[1][d, I_CONNECTIONS]
 
 
-@njit(cache=True)
+@per_event
 def seniority_words_short(st: tuple) -> bool:
     """Whether a draw found the random words used up (the run must be repeated with more)."""
     return st[11][RNG_SHORT] != 0
