@@ -11,8 +11,12 @@ V0  validate's own prediction: the default sharing law, the contention efficienc
 V1  a re-prediction from the link profile alone (line rate, latency with the measured standing
     queue, contention efficiency, seniority and overtaking from join trials);
 V2  V0 with the link profile's latency (half the round trip plus the measured standing queue).
-now the checkout's validate on the same profile, measurement and probe
-    (``benchmarks/environment_repredict.sh`` writes it to ``<point>/repredicted/``).
+re  the checkout's validate on the same profile, measurement and probe
+    (``benchmarks/environment_repredict.sh`` writes it to ``<point>/repredicted/``);
+now the checkout's validate on the same profile and measurement with the link probed again in
+    the step shape the checkout gives and its reverse efficiencies fitted by replaying it
+    (``environment_repredict.sh ROOT reprobed --probe``, then with
+    ``LINK_PROBE=reprobed/link-probe.json`` into ``<point>/calibrated/``).
 
 and the median and max |error| per environment and variant, points with the CPU saturated left out.
 """
@@ -48,9 +52,10 @@ def main() -> None:
         graph = vfile.parent / "graph.json"
         link = v["prediction_link"]
         variants = {"V0": {r["workers"]: r["predicted"] for r in v["rows"]}}
-        now = vfile.parent / "repredicted" / "validation.json"
-        if now.exists():
-            variants["now"] = {r["workers"]: r["predicted"] for r in json.loads(now.read_text())["rows"]}
+        for name, folder in (("re", "repredicted"), ("now", "calibrated")):
+            redone = vfile.parent / folder / "validation.json"
+            if redone.exists():
+                variants[name] = {r["workers"]: r["predicted"] for r in json.loads(redone.read_text())["rows"]}
         if profile.exists():
             lp = json.loads(profile.read_text())["derived"]
             variants["V1"] = predict(graph, workers, ["--link-profile", str(profile)], vfile.parent / "re-V1")
@@ -66,7 +71,7 @@ def main() -> None:
             print(f"{env:12s} {point:18s} {w} {r['measured']:7.3f} {shown}{cpu}", flush=True)
     for env in sorted({r[0] for r in rows}):
         sub = [r for r in rows if r[0] == env and not r[4]]
-        for k in ("V0", "V1", "V2", "now"):
+        for k in ("V0", "V1", "V2", "re", "now"):
             e = [abs(r[5][k]) for r in sub if k in r[5]]
             if e:
                 print(f"{env:12s} {k}: {len(e)} points, median {statistics.median(e):.1f}%, max {max(e):.1f}%")

@@ -42,7 +42,7 @@ from replay.engine.compiled import compile_graph  # noqa: E402
 from replay.engine.sharing import DEFAULT_OVERTAKE, DEFAULT_OVERTAKE_TIME_S  # noqa: E402
 from replay.sweep import ReplaySettings, predict  # noqa: E402
 from tracetool.graph.stepgraph import load_stepgraph  # noqa: E402
-from tracetool.measure.validate import measured_link, probe_reverse_efficiencies  # noqa: E402
+from tracetool.measure.validate import measured_link  # noqa: E402
 
 CHANCES = np.round(np.arange(0.0, 0.51, 0.05), 3)
 TIMES_S = np.round(np.arange(0.005, 0.0801, 0.005), 3)
@@ -64,6 +64,12 @@ class Point:
         return float(np.interp(min(cap, time_s / self.transfer_s), CHANCES, self.errors_pct))
 
 
+def validated_reverse_efficiencies(doc: dict) -> tuple[float, float]:
+    """The (download, upload) reverse efficiencies a validation predicted with (none before they existed)."""
+    reverse = doc.get("reverse_efficiencies") or {}
+    return float(reverse.get("download", 1.0)), float(reverse.get("upload", 1.0))
+
+
 def environment_of(path: Path, variant: str | None) -> str:
     """The network environment of a point: the folder above the point's own in a campaign."""
     point_dir = path.parent.parent if variant else path.parent
@@ -77,7 +83,7 @@ def replay_points(folder: Path, seeds: int, jobs: int, variant: str | None = Non
         doc = json.loads(path.read_text())
         graph = load_stepgraph(path.parent / "graph.json")
         link = measured_link(graph, doc["bandwidth_bps"], doc["queue_delay_s"], doc.get("contention_efficiency", 1.0),
-                             probe_reverse_efficiencies(doc.get("link_probe")))
+                             validated_reverse_efficiencies(doc))
         rows = [r for r in doc["rows"] if r["workers"] > 1
                 and r["cpu_cores"] < CPU_SHARE_OF_MACHINE * (r.get("machine_cores") or os.cpu_count() or 1)]
         if not rows:
