@@ -136,7 +136,7 @@ def sweep_to_1024(path: Path, jobs: int, sharing: str) -> None:
 
 # One kernel replay in a fresh interpreter, so that its peak resident memory is its own.
 ONE_REPLAY = """
-import resource, sys, time
+import sys, time
 sys.path.insert(0, {root!r})
 from replay.engine.compiled import compile_graph
 from replay.engine.kernel import simulate_fast
@@ -147,20 +147,28 @@ from tracetool.graph.stepgraph import load_stepgraph
 graph = load_stepgraph({graph!r})
 compiled, link = compile_graph(graph), target_link(graph, 1e9)
 simulate_fast(compiled, 1, link, measured_steps=1)
-before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+def kib(field):
+    for line in open("/proc/self/status"):
+        if line.startswith(field):
+            return int(line.split()[1])
+
+with open("/proc/self/clear_refs", "w") as reset:  # the peak from here on is the replay's
+    reset.write("5")
+before = kib("VmRSS:")
 began = time.perf_counter()
 result = simulate_fast(compiled, {workers}, link, sharing=sharing_model({sharing!r}), durations=DurationModel(),
                        measured_steps=1, warmup_steps=1, stagger_s=0.5)
 wall = time.perf_counter() - began
-print(result.simulated_ops, wall, before, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+print(result.simulated_ops, wall, before, kib("VmHWM:"))
 """
 
 
 def memory_to_4096(path: Path) -> None:
     """Peak memory and speed of one kernel replay of 1024, 2048 and 4096 workers (two steps each)."""
     root = str(Path(__file__).resolve().parent.parent)
-    print("one replay per process, 2 steps per worker (peak resident memory of the process, and what the "
-          "replay added to it):")
+    print("one replay per process, 2 steps per worker (peak resident memory of the process while it replays "
+          "(Linux's VmHWM, reset first), and what the replay added to it):")
     for sharing in ("fair", "fifo", "seniority"):
         for workers in (1024, 2048, 4096):
             script = ONE_REPLAY.format(root=root, graph=str(path), workers=workers, sharing=sharing)
