@@ -129,6 +129,18 @@ def test_kernel_repeats_a_run_that_ran_out_of_random_words(monkeypatch):
     assert_same_run(kernel, reference)
 
 
+@pytest.mark.parametrize("count", [0, 1, 7, 1000])
+def test_link_words_are_the_generators_words_in_order(count: int):
+    """The overtake draws' words, taken in one wide getrandbits call, are the words single
+    getrandbits(32) calls of the reference's link generator return, in their order."""
+    import random
+
+    from replay.engine.kernel import entry
+
+    generator = random.Random("links-3")
+    assert entry._link_words(3, count).tolist() == [generator.getrandbits(32) for _ in range(count)]
+
+
 @needs_numba
 def test_kernel_reports_overflowing_times():
     """On a 1e-305 bit/s link the kernel raises the reference's ReplayTimeOverflow instead of stalling."""
