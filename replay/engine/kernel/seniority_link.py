@@ -4,7 +4,10 @@ Active connections (one per worker) are kept by age, the heaviest first; the con
 rank ``r`` of ``m`` gets ``remaining / g(m - r)`` of what the older ones left (``g`` the prefix
 sums of the weights ``s^0, s^-1, ...``), capped by the worker's interface, and shares it
 equally among its transfers. Only the ``moving`` oldest connections, those with a share, are
-advanced, timed and re-rated, as in the reference: O(moving) per call.
+advanced, timed and re-rated, as in the reference: O(moving) per call. Where the reference
+re-rates them all after a transfer joined or left a connection that stays, only that
+connection is re-rated here (``_rerate_one``): the water-filling reads no transfer counts, so
+the others would get the very floats they have.
 
 A connection that joins a busy direction overtakes with the link's chance and takes a random
 rank. The reference draws both from one ``random.Random`` shared by the two directions
