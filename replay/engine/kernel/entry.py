@@ -167,6 +167,7 @@ def _replay(module: ModuleType, graph: Any, workers: int, warmup_steps: int, mea
             np_rng: np.random.Generator, overtake: np.ndarray, group_weight: np.ndarray,
             link_words: np.ndarray) -> tuple:
     """One call of the compiled loop; numba's own failures become ``KernelUnavailable``."""
+    reverse = (link.reverse_efficiency(upload=False), link.reverse_efficiency(upload=True))
     try:
         return module.replay_async(
             graph.kind, graph.succ_ptr, graph.succ_idx, graph.indegree, graph.lane, graph.lane_rank,
@@ -175,10 +176,11 @@ def _replay(module: ModuleType, graph: Any, workers: int, warmup_steps: int, mea
             graph.ps_queue_capacity, graph.transfers_per_worker, graph.start, graph.n_downloads,
             graph.n_worker_lanes, graph.n_ps_lanes,
             workers, warmup_steps, measured_steps * workers, link.latency_s + link.per_transfer_overhead_s,
-            sharing_code(sharing), link.directions_coupled(), link.contention_efficiency < 1.0,
-            link.contention_efficiency,
+            sharing_code(sharing), link.directions_coupled(),
+            link.contention_efficiency < 1.0 or min(reverse) < 1.0, link.contention_efficiency,
             np.array([link.download_payload_bps(), link.upload_payload_bps()]),
             np.array([link.download_payload_bps_while_uploading(), link.upload_payload_bps_while_downloading()]),
+            np.array(reverse),
             np.array([float(link.worker_payload_caps(workers, upload=False)),
                       float(link.worker_payload_caps(workers, upload=True))]),
             begin, hold, not deterministic, np_rng, overtake, group_weight, link_words,

@@ -34,6 +34,7 @@ from replay.engine.kernel.heap import (
     rank_pop,
     rank_push,
 )
+from replay.engine.kernel.jit import per_event
 from replay.engine.kernel.links import (
     link_add,
     link_connections,
@@ -90,6 +91,16 @@ def _snapshot(acct: np.ndarray, acct_t: np.ndarray, busy_lanes: np.ndarray, para
     accounts[:, :] = acct
 
 
+@per_event
+def direction_bps(d: int, other_busy: bool, is_contended: bool, contention: float, capacity_alone: np.ndarray,
+                  capacity_shared: np.ndarray, reverse: np.ndarray) -> float:
+    """A direction's rate as the reference's ``capacity_of`` has it: contending connections pay the
+    contention efficiency, a lone transfer under the other direction's load its reverse efficiency."""
+    if is_contended:
+        return (capacity_shared[d] if other_busy else capacity_alone[d]) * contention
+    return capacity_shared[d] * reverse[d] if other_busy else capacity_alone[d]
+
+
 @njit(cache=True)
 def replay_async(
     kind: np.ndarray, succ_ptr: np.ndarray, succ_idx: np.ndarray, indegree: np.ndarray, lane: np.ndarray,
@@ -100,8 +111,8 @@ def replay_async(
     n_lanes: int, n_ps: int,
     workers: int, warmup_steps: int, target: int, delay_s: float, sharing: int, ack_coupled: bool,
     loss_coupled: bool, contention: float, capacity_alone: np.ndarray, capacity_shared: np.ndarray,
-    worker_cap: np.ndarray, begin: np.ndarray, hold: np.ndarray, sampled: bool, rng: np.random.Generator,
-    overtake: np.ndarray, group_weight: np.ndarray, link_words: np.ndarray,
+    reverse: np.ndarray, worker_cap: np.ndarray, begin: np.ndarray, hold: np.ndarray, sampled: bool,
+    rng: np.random.Generator, overtake: np.ndarray, group_weight: np.ndarray, link_words: np.ndarray,
 ) -> tuple:
     """One run; ``hold`` is (workers, n) with each worker's first step drawn (sampled) or (1, n)
     of mean hold times; ``rng`` draws every later step's durations when ``sampled``. Under
@@ -321,9 +332,9 @@ def replay_async(
                     if ack_coupled and not direction_busy[d]:
                         direction_busy[d] = True
                         o = 1 - d
-                        base_bps = capacity_shared[o] if direction_busy[1 - o] else capacity_alone[o]
                         link_set_capacity(sharing, fair, fifo, sen, o, t,
-                                          base_bps * contention if contended[o] else base_bps)
+                                          direction_bps(o, direction_busy[1 - o], contended[o], contention,
+                                                        capacity_alone, capacity_shared, reverse))
                         nt = link_next_time(sharing, fair, fifo, sen, o)
                         link_sched[o] = nt
                         if nt < inf:
@@ -335,8 +346,9 @@ def replay_async(
                             link_version[o] = -1
                     if loss_coupled and not contended[d] and link_connections(sharing, fair, fifo, sen, d) > 1:
                         contended[d] = True
-                        base_bps = capacity_shared[d] if direction_busy[1 - d] else capacity_alone[d]
-                        link_set_capacity(sharing, fair, fifo, sen, d, t, base_bps * contention)
+                        link_set_capacity(sharing, fair, fifo, sen, d, t,
+                                          direction_bps(d, direction_busy[1 - d], True, contention,
+                                                        capacity_alone, capacity_shared, reverse))
                         nt = link_next_time(sharing, fair, fifo, sen, d)
                         link_sched[d] = nt
                         if nt < inf:
@@ -419,7 +431,8 @@ def replay_async(
             if loss_coupled and contended[d] and link_connections(sharing, fair, fifo, sen, d) < 2:
                 contended[d] = False
                 link_set_capacity(sharing, fair, fifo, sen, d, t,
-                                  capacity_shared[d] if direction_busy[1 - d] else capacity_alone[d])
+                                  direction_bps(d, direction_busy[1 - d], False, contention,
+                                                capacity_alone, capacity_shared, reverse))
             nt = link_next_time(sharing, fair, fifo, sen, d)
             link_sched[d] = nt
             if nt < inf:
@@ -429,8 +442,9 @@ def replay_async(
             elif ack_coupled and direction_busy[d]:
                 direction_busy[d] = False
                 o = 1 - d
-                base_bps = capacity_shared[o] if direction_busy[1 - o] else capacity_alone[o]
-                link_set_capacity(sharing, fair, fifo, sen, o, t, base_bps * contention if contended[o] else base_bps)
+                link_set_capacity(sharing, fair, fifo, sen, o, t,
+                                  direction_bps(o, direction_busy[1 - o], contended[o], contention,
+                                                capacity_alone, capacity_shared, reverse))
                 nt = link_next_time(sharing, fair, fifo, sen, o)
                 link_sched[o] = nt
                 if nt < inf:

@@ -68,7 +68,5 @@ def unsupported_setting(
             return "--worker-bandwidths (unequal worker interfaces)"
     if record_steps:
         return "timeline recording"
-    if link.download_reverse_efficiency < 1.0 or link.upload_reverse_efficiency < 1.0:
-        return "reverse efficiencies (a deep buffer's link probe)"
     return None
 
