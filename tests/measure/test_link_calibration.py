@@ -59,3 +59,13 @@ def test_a_probe_as_fast_as_the_replay_keeps_the_link_loss_free():
     fit = calibrate_link_to_probe(probe, latency_s=0.001, replay_contention=True)
     assert fit.download_reverse_efficiency > 0.99 and fit.upload_reverse_efficiency > 0.99
     assert fit.contention_efficiency > 0.98
+
+
+def test_a_probe_without_two_workers_keeps_its_fitted_reverse_losses():
+    """With no two-worker rate to size them, the least-squares losses stand as fitted: none stays none."""
+    probe = probe_made_by_the_replay(0.9, 1.0, 1.0, fitted=(1.0, 1.0))
+    probe["points"] = [p for p in probe["points"] if p["workers"] != 2]
+    fit = calibrate_link_to_probe(probe, latency_s=0.001)
+    assert (fit.download_reverse_efficiency, fit.upload_reverse_efficiency, fit.reverse_scale) == (1.0, 1.0, 1.0)
+    lossy = calibrate_link_to_probe(probe | {"download_reverse_efficiency": 0.8}, latency_s=0.001)
+    assert lossy.download_reverse_efficiency == pytest.approx(0.8)

@@ -160,7 +160,7 @@ def test_real_validation_writes_rows_summary_and_plot(tmp_path: Path):
     assert reuse.returncode == 0, reuse.stderr
     reused = json.loads((again / "validation.json").read_text())
     assert [r["measured"] for r in reused["rows"]] == [r["measured"] for r in data["rows"]]
-    assert reused["contention_efficiency_source"] == "link probe, replayed"
+    assert reused["contention_efficiency_source"] == "link probe"
     assert reused["prediction_link"]["contention_efficiency"] == reused["contention_efficiency"]
     probe = json.loads((again / "link-probe.json").read_text())
     # the prediction's link takes the efficiencies that make the replay of the probe's workload meet it

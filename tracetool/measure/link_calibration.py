@@ -24,7 +24,7 @@ probe and the single-worker profile are all it uses.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from replay.engine.link import LinkConfig, target_link
@@ -50,14 +50,11 @@ class CalibratedLink:
     replayed_steps_per_second: dict[int, float]
 
     def to_json_dict(self) -> dict[str, Any]:
-        return {
-            "contention_efficiency": self.contention_efficiency,
-            "download_reverse_efficiency": self.download_reverse_efficiency,
-            "upload_reverse_efficiency": self.upload_reverse_efficiency,
-            "reverse_scale": self.reverse_scale,
-            "probe_steps_per_second": {str(k): v for k, v in self.probe_steps_per_second.items()},
-            "replayed_steps_per_second": {str(k): v for k, v in self.replayed_steps_per_second.items()},
-        }
+        """As JSON, whose object keys are strings: the worker counts become "1", "2", ..."""
+        document = asdict(self)
+        for rates in ("probe_steps_per_second", "replayed_steps_per_second"):
+            document[rates] = {str(k): v for k, v in document[rates].items()}
+        return document
 
 
 def _scaled(loss_free: float, scale: float) -> float:
@@ -91,7 +88,7 @@ def calibrate_link_to_probe(probe: dict[str, Any], latency_s: float, replay_cont
     measured = {int(p["workers"]): float(p["steps_per_second"]) for p in probe["points"]}
     fitted_down = float(probe.get("download_reverse_efficiency", 1.0))
     fitted_up = float(probe.get("upload_reverse_efficiency", 1.0))
-    if min(fitted_down, fitted_up) >= 1.0:
+    if min(fitted_down, fitted_up) >= 1.0 and 2 in measured:
         # the fit saw no reverse loss: both directions alike, and the two-worker rate says how much
         fitted_down = fitted_up = EQUAL_SPLIT
     settings = ReplaySettings(seeds=REPLAY_SEEDS, calibrate=False)
@@ -106,10 +103,10 @@ def calibrate_link_to_probe(probe: dict[str, Any], latency_s: float, replay_cont
 
     contention = float(probe.get("contention_efficiency", 1.0))
     scale = 1.0
-    largest_loss = 1.0 - min(fitted_down, fitted_up)
+    largest_loss = 1.0 - min(fitted_down, fitted_up)  # above 0 wherever there is a two-worker rate
     many = [n for n in measured if n >= 3] if replay_contention else []
     for _ in range(ROUNDS):
-        if 2 in measured and largest_loss > 0.0:
+        if 2 in measured:
             scale = _bisect(lambda s, e=contention: rates(link_with(e, s), [2])[2], 0.0,
                             (1.0 - MIN_EFFICIENCY) / largest_loss, measured[2], falling=True)
         if many:

@@ -667,7 +667,7 @@ def _validate_into(request: ValidateRequest, measured_file: dict[str, Any] | Non
         "link_bound_steps_per_second": prediction["link_bound_steps_per_second"],
         "measured_cpu_saturated": measured.get("cpu_saturated", False),
         "contention_efficiency": request.contention_efficiency,
-        "contention_efficiency_source": "link probe, replayed" if probe is not None else "given",
+        "contention_efficiency_source": "link probe" if probe is not None else "given",
         "reverse_efficiencies": {"download": reverse[0], "upload": reverse[1]},
         "link_fit": link_fit,
         "link_probe": None if probe is None else {
