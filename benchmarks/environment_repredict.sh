@@ -10,7 +10,7 @@
 # point), instead of reusing the point's link-probe.json; then NAME/link-probe.json is the new
 # probe, which later runs may reuse with --from-link-probe. ENV/POINT names restrict the points.
 # LINK_PROBE=reprobed/link-probe.json reuses that probe of each point (a path below the point)
-# instead of the campaign's own link-probe.json.
+# instead of the campaign's own link-probe.json. PROBE_REPEATS=R sets validate's --probe-repeats.
 # Takes the lock /tmp/tfsim-tf.lock once for all points, so a running campaign waits rather than
 # being disturbed.
 set -uo pipefail
@@ -22,7 +22,8 @@ shift 2 2>/dev/null || shift $#
 ONLY="$*"
 TRACETOOL=${TRACETOOL:-tracetool}
 LINK_PROBE=${LINK_PROBE:-link-probe.json}
-export ROOT NAME TRACETOOL PROBE ONLY LINK_PROBE
+PROBE_REPEATS=${PROBE_REPEATS:-}
+export ROOT NAME TRACETOOL PROBE ONLY LINK_PROBE PROBE_REPEATS
 flock /tmp/tfsim-tf.lock bash -c '
 for point in "$ROOT"/*/*/validation.json; do
     dir=$(dirname "$point")
@@ -30,7 +31,7 @@ for point in "$ROOT"/*/*/validation.json; do
     [ "$env" = probes ] && continue
     if [ -n "$ONLY" ] && [[ " $ONLY " != *" $env/$(basename "$dir") "* ]]; then continue; fi
     reuse=(--from-link-probe "$dir/$LINK_PROBE")
-    [ -n "$PROBE" ] && reuse=()
+    [ -n "$PROBE" ] && reuse=(${PROBE_REPEATS:+--probe-repeats "$PROBE_REPEATS"})
     name=$(basename "$dir")
     model=${name%-*}
     bandwidth=${name##*-}

@@ -77,6 +77,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
         order=args.order,
         seeds=args.seeds,
         probe_duration_s=args.probe_duration,
+        probe_repeats=args.probe_repeats,
         from_link_probe=Path(args.from_link_probe) if args.from_link_probe else None,
         **_contention_efficiency(args.contention_efficiency),
     )
@@ -240,6 +241,10 @@ def add_measure_commands(sub: argparse._SubParsersAction) -> None:
     v.add_argument("--probe-duration", type=float, default=None, metavar="SECONDS",
                    help="with --contention-efficiency probe: seconds of each worker count's probe window "
                    "(default: 10, or longer where the step is long: three steps of every worker sharing the link)")
+    v.add_argument("--probe-repeats", type=int, default=2, metavar="R",
+                   help="with --contention-efficiency probe: probe runs per worker count, each on a fresh link "
+                   "and each a point of the fit (default 2: one window is noisy, and three or more workers "
+                   "settle into either of two regimes)")
     v.add_argument("--from-profile", default="", help="reuse this profile folder instead of profiling again")
     v.add_argument("--from-measured", default="", help="reuse this measured.json instead of measuring again")
     v.add_argument("--from-link-probe", default="", help="with --contention-efficiency probe: reuse this "

@@ -10,7 +10,7 @@ import pytest
 from replay.engine.link import target_link
 from replay.sweep import ReplaySettings, predict
 from replay.synthetic import chain_graph
-from tracetool.measure.link_calibration import calibrate_link_to_probe
+from tracetool.measure.link_calibration import calibrate_link_to_probe, probe_rates
 
 BANDWIDTH_BPS = 8e7
 STEP = dict(compute_us=10_000.0, download_bytes=1_000_000, upload_bytes=1_000_000)
@@ -69,3 +69,17 @@ def test_a_probe_without_two_workers_keeps_its_fitted_reverse_losses():
     assert (fit.download_reverse_efficiency, fit.upload_reverse_efficiency, fit.reverse_scale) == (1.0, 1.0, 1.0)
     lossy = calibrate_link_to_probe(probe | {"download_reverse_efficiency": 0.8}, latency_s=0.001)
     assert lossy.download_reverse_efficiency == pytest.approx(0.8)
+
+
+def test_a_worker_count_probed_twice_is_met_at_the_mean_of_its_runs():
+    """validate probes each worker count twice (two windows, possibly two regimes): the calibration
+    aims at their mean, not at whichever run came last."""
+    probe = probe_made_by_the_replay(0.9, 0.7, 0.9, fitted=(0.85, 0.95))
+    two = next(p for p in probe["points"] if p["workers"] == 2)["steps_per_second"]
+    runs = [{"workers": 2, "steps_per_second": two * 1.1}, {"workers": 2, "steps_per_second": two * 0.9}]
+    twice = probe | {"points": [p for p in probe["points"] if p["workers"] != 2] + runs}
+    assert probe_rates(twice)[2] == pytest.approx(two)
+    assert sorted(probe_rates(twice)) == [1, 2, 3, 4]
+    once, both = calibrate_link_to_probe(probe, latency_s=0.001), calibrate_link_to_probe(twice, latency_s=0.001)
+    assert both.reverse_scale == pytest.approx(once.reverse_scale, rel=0.02)
+    assert both.probe_steps_per_second[2] == pytest.approx(two)

@@ -72,6 +72,15 @@ def _bisect(rate_at: Callable[[float], float], low: float, high: float, target: 
     return (low + high) / 2.0
 
 
+def probe_rates(probe: dict[str, Any]) -> dict[int, float]:
+    """Steps/s per worker count of a link-probe.json; a count probed more than once (``--probe-repeats``)
+    gets the mean of its runs, since each run may settle into another regime."""
+    runs: dict[int, list[float]] = {}
+    for point in probe["points"]:
+        runs.setdefault(int(point["workers"]), []).append(float(point["steps_per_second"]))
+    return {workers: sum(rates) / len(rates) for workers, rates in sorted(runs.items())}
+
+
 def calibrate_link_to_probe(probe: dict[str, Any], latency_s: float, replay_contention: bool = False) -> CalibratedLink:
     """Replay ``probe``'s workload (a link-probe.json of validate) at its worker counts and fit
     the reverse efficiencies as the module says, and with ``replay_contention`` the contention
@@ -85,7 +94,7 @@ def calibrate_link_to_probe(probe: dict[str, Any], latency_s: float, replay_cont
     graph = chain_graph(compute_us=float(probe["compute_s"]) * 1e6, download_bytes=int(probe["download_bytes"]),
                         upload_bytes=int(probe["upload_bytes"]))
     base = target_link(graph, float(probe["bandwidth_bps"]), latency_s)
-    measured = {int(p["workers"]): float(p["steps_per_second"]) for p in probe["points"]}
+    measured = probe_rates(probe)
     fitted_down = float(probe.get("download_reverse_efficiency", 1.0))
     fitted_up = float(probe.get("upload_reverse_efficiency", 1.0))
     if min(fitted_down, fitted_up) >= 1.0 and 2 in measured:

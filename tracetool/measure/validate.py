@@ -28,6 +28,7 @@ from tracetool.cluster.topology import format_bandwidth
 from tracetool.collect.model_loader import model_label
 from tracetool.errors import ToolError
 from tracetool.measure.compared import WORKER_STEPS, Compared, compared_for, synchronous_details
+from tracetool.measure.link_probe import MAX_PROBE_REPEATS
 from tracetool.measure.measurement import MeasureRequest, load_measured, run_measure
 from tracetool.measure.slow_workers import SlowWorker, same_slow_workers, worker_speeds
 from tracetool.outputs import output_folder, write_marker
@@ -52,6 +53,7 @@ class ValidateRequest:
     # (a shaped link and two or more workers), as validate does by default
     probe_link: bool | None = False
     probe_duration_s: float | None = None  # None: long enough for every probe worker's steps
+    probe_repeats: int = 2  # probe runs per worker count, each a point of the fit (see probe_link)
     from_link_probe: Path | None = None  # reuse an earlier link-probe.json of the same step shape
 
 
@@ -144,7 +146,8 @@ def probe_contention_efficiency(request: ValidateRequest, graph: Any, latency_s:
     duration_s = request.probe_duration_s or probe_window_s(max(counts), transfers_s + compute_s)
     probe = probe_link(m.bandwidth_bps, one.download_bytes_per_step, one.upload_bytes_per_step, compute_s, counts,
                        link.download_payload_bps(), duration_s=duration_s,
-                       tcp_congestion_control=m.tcp_congestion_control, progress=say, queue=m.queue)
+                       tcp_congestion_control=m.tcp_congestion_control, progress=say, queue=m.queue,
+                       repeats=request.probe_repeats)
     say(f"  contention efficiency {probe.contention_efficiency:.3f}; under the other direction's load downloads keep "
         f"{probe.download_reverse_efficiency:.0%} of their rate, uploads {probe.upload_reverse_efficiency:.0%}")
     document = probe.to_json_dict()
@@ -483,6 +486,8 @@ def run_validate(request: ValidateRequest, progress: Any = None) -> Path:
         raise ToolError("--contention-efficiency probe needs --bandwidth: an unshaped link has nothing to probe")
     if request.probe_link and request.probe_duration_s is not None and not 0 < request.probe_duration_s <= 3600:
         raise ToolError(f"--probe-duration must be positive and at most 3600 s, got {request.probe_duration_s:g}")
+    if request.probe_link and not 1 <= request.probe_repeats <= MAX_PROBE_REPEATS:
+        raise ToolError(f"--probe-repeats must be between 1 and {MAX_PROBE_REPEATS}, got {request.probe_repeats}")
     if request.probe_link and max(m.workers) < 2:
         raise ToolError("--contention-efficiency probe needs a worker count of 2 or more, where connections contend")
     _check_reused_inputs(request)
