@@ -698,11 +698,16 @@ def simulate(
 
 def _update_rates(snap0: tuple[Any, ...], snap1: tuple[Any, ...], window: float, rate: float,
                   run: DisciplineRun) -> dict[str, float]:
-    """PS updates and gradients per second. Where every step is one update of one gradient
-    (async, ssp) they are the step rate, measured as steps are; otherwise the discipline's
-    counts over the window."""
-    updates, applied, dropped = (snap1[7 + k] - snap0[7 + k] for k in range(3))
-    if run.one_update_per_step:
+    return update_rates(snap0[7:10], snap1[7:10], window, rate, run.one_update_per_step)
+
+
+def update_rates(counts0: tuple[int, ...], counts1: tuple[int, ...], window: float, rate: float,
+                 one_update_per_step: bool) -> dict[str, float]:
+    """PS updates and gradients per second from the discipline's (updates, applied, dropped) at
+    the window's two ends. Where every step is one update of one gradient (async, ssp) they are
+    the step rate, measured as steps are; otherwise the discipline's counts over the window."""
+    updates, applied, dropped = (counts1[k] - counts0[k] for k in range(3))
+    if one_update_per_step:
         return {"updates_per_second": rate, "gradients_applied_per_second": rate, "gradients_dropped_per_second": 0.0}
     return {"updates_per_second": updates / window, "gradients_applied_per_second": applied / window,
             "gradients_dropped_per_second": dropped / window}

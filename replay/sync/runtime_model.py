@@ -59,39 +59,52 @@ class RunTimeModel:
         self.level[worker] = y
         self.level_exact[worker] = True
 
-    def _neighbour_changes(self, levels: np.ndarray) -> np.ndarray:
-        """For each level, the changes ``y - x`` of its ``k`` nearest pairs (levels x k)."""
-        table = np.asarray(self.pairs)
-        order = np.argsort(table[:, 0])
-        xs, changes = table[order, 0], table[order, 1]
-        k = min(len(xs), max(MIN_NEIGHBOURS, len(xs) // 20))
-        # the k nearest by x lie in a window of k sorted pairs; slide it towards the nearer side
-        lo = np.clip(np.searchsorted(xs, levels) - k // 2, 0, len(xs) - k)
-        for _ in range(k):
-            left = lo > 0
-            right = lo + k < len(xs)
-            move_left = left & (np.abs(xs[np.maximum(lo - 1, 0)] - levels) < np.abs(xs[lo + k - 1] - levels))
-            move_right = ~move_left & right & (np.abs(xs[np.minimum(lo + k, len(xs) - 1)] - levels)
-                                               < np.abs(xs[lo] - levels))
-            if not (move_left.any() or move_right.any()):
-                break
-            lo = lo - move_left + move_right
-        return changes[lo[:, None] + np.arange(k)[None, :]]
-
     def _expected_above(self, level: float, bound: float) -> float:
         """The mean predicted log run-time of a worker at ``level`` given that it exceeded ``bound``."""
         if math.isnan(level) or not self.pairs:
             return bound + FALLBACK_EXCESS
-        outcomes = level + self._neighbour_changes(np.array([level]))[0]
-        above = outcomes[outcomes > bound]
-        return float(above.mean()) if above.size else bound + FALLBACK_EXCESS
+        return expected_above(np.asarray(self.pairs), level, bound)
 
     def sample(self, rng: np.random.Generator, scenarios: int) -> np.ndarray:
         """``scenarios`` x workers draws of the next run-times, in seconds."""
-        levels = np.asarray(self.level)
-        changes = self._neighbour_changes(levels)  # workers x k
-        picks = rng.integers(0, changes.shape[1], size=(scenarios, len(levels)))
-        return np.exp(levels[None, :] + changes[np.arange(len(levels))[None, :], picks])
+        return sample_run_times(np.asarray(self.pairs), np.asarray(self.level), rng, scenarios)
+
+
+# The model's arithmetic on its pairs as a (pairs, 2) array, oldest first, so that the compiled
+# replay kernel (replay.engine.kernel.cutoff_model), which keeps the pairs in arrays of its own,
+# makes its decisions with these very functions.
+
+def neighbour_changes(table: np.ndarray, levels: np.ndarray) -> np.ndarray:
+    """For each level, the changes ``y - x`` of its ``k`` nearest pairs of ``table`` (levels x k)."""
+    order = np.argsort(table[:, 0])
+    xs, changes = table[order, 0], table[order, 1]
+    k = min(len(xs), max(MIN_NEIGHBOURS, len(xs) // 20))
+    # the k nearest by x lie in a window of k sorted pairs; slide it towards the nearer side
+    lo = np.clip(np.searchsorted(xs, levels) - k // 2, 0, len(xs) - k)
+    for _ in range(k):
+        left = lo > 0
+        right = lo + k < len(xs)
+        move_left = left & (np.abs(xs[np.maximum(lo - 1, 0)] - levels) < np.abs(xs[lo + k - 1] - levels))
+        move_right = ~move_left & right & (np.abs(xs[np.minimum(lo + k, len(xs) - 1)] - levels)
+                                           < np.abs(xs[lo] - levels))
+        if not (move_left.any() or move_right.any()):
+            break
+        lo = lo - move_left + move_right
+    return changes[lo[:, None] + np.arange(k)[None, :]]
+
+
+def expected_above(table: np.ndarray, level: float, bound: float) -> float:
+    """The mean predicted log run-time at ``level`` above ``bound``, given at least one pair."""
+    outcomes = level + neighbour_changes(table, np.array([level]))[0]
+    above = outcomes[outcomes > bound]
+    return float(above.mean()) if above.size else bound + FALLBACK_EXCESS
+
+
+def sample_run_times(table: np.ndarray, levels: np.ndarray, rng: np.random.Generator, scenarios: int) -> np.ndarray:
+    """``scenarios`` x workers draws of the next run-times, in seconds, for workers at ``levels``."""
+    changes = neighbour_changes(table, levels)  # workers x k
+    picks = rng.integers(0, changes.shape[1], size=(scenarios, len(levels)))
+    return np.exp(levels[None, :] + changes[np.arange(len(levels))[None, :], picks])
 
 
 def best_cutoff(scenarios: np.ndarray, update_s: float, candidates: int = 64) -> float:

@@ -4,7 +4,10 @@ It checks the configuration (``support``), lays the graph out (``layout``), make
 draws that the reference makes before its loop (the seed of its Python generator, the workers'
 start offsets, their first steps' durations) in the same order from the same NumPy generator,
 hands that generator to the kernel for every later step, and turns the kernel's books into a
-``RunResult`` with the reference's arithmetic, so both engines give the same floats.
+``RunResult`` with the reference's arithmetic, so both engines give the same floats. The
+discipline is the reference's own ``new_run`` first (so a setting it refuses is refused with the
+same error), then integer codes and the run's parameters for ``discipline.discipline_new``; the
+dynamic cutoff's generator is the reference's, made here and passed through.
 
 numba is imported on first use, not with this module: ``kernel_unavailable`` says why it cannot
 be used (not installed, or its import failed), and a kernel that fails to compile raises
@@ -21,9 +24,18 @@ from typing import Any
 
 import numpy as np
 
-from replay.engine.compiled import CompiledGraph
+from replay.engine.compiled import KIND_PS, CompiledGraph
 from replay.engine.kernel.layout import draw_hold_s, layout_graph
-from replay.engine.kernel.support import sharing_code, unsupported_setting
+from replay.engine.kernel.support import (
+    CUTOFF_RULES,
+    DISCIPLINE_CUTOFF,
+    DISCIPLINE_SAPS,
+    DISCIPLINE_SSP,
+    DISCIPLINE_SYNC,
+    discipline_code,
+    sharing_code,
+    unsupported_setting,
+)
 from replay.engine.link import LinkConfig
 from replay.engine.loop import (
     DurationModel,
@@ -32,11 +44,13 @@ from replay.engine.loop import (
     check_run_arguments,
     staleness_summary,  # the reference's own summary, so both engines report alike
     time_overflow,
+    update_rates,
 )
 from replay.engine.order import OrderPolicy
 from replay.engine.sharing import SenioritySharing, SharingModel, _group_weights
 from replay.engine.slowdown import NO_SLOWDOWN, SlowdownSpec
-from replay.sync.base import SyncDiscipline
+from replay.sync.base import AsyncTraining, DisciplineRun, SyncDiscipline
+from replay.sync.cutoff import CutoffRun
 
 # The reference's default: durations drawn from the samples, unscaled.
 DRAWN_DURATIONS = DurationModel()
@@ -128,16 +142,42 @@ def simulate_fast(
     # Words of the reference's link generator for the overtake draws: about one join per worker,
     # step and direction, three words each; a run that needs more is repeated with four times as many.
     words_wanted = 0 if overtake.max() <= 0.0 else 6 * workers * (measured_steps + warmup_steps + 2) + 1024
+    # The reference's discipline run, for its checks and parameters; an update holds the PS for
+    # the step's PS op time, summed as the reference sums it.
+    mean_hold = graph.mean_hold_s[0].tolist()
+    update_s = sum(mean_hold[i] for i in range(n) if compiled.kind[i] == KIND_PS)
+    code = discipline_code(discipline)
+    run = (discipline or AsyncTraining()).new_run(workers, update_s, seed)
+    may_abort = code in (DISCIPLINE_CUTOFF, DISCIPLINE_SAPS)
+    slack = 2 if may_abort else 1
     generator_state = np_rng.bit_generator.state
     while True:
         link_words = _link_words(seed, words_wanted)
+        cutoff_rng = np.random.default_rng([seed, 0xC07])  # CutoffRun's generator, drawn only by its model
+        parameters = (code, workers, *_discipline_parameters(code, run, update_s), 8 * workers * slack + 64)
         raw = _replay(module, graph, workers, warmup_steps, measured_steps, link, sharing, begin,
                       hold if deterministic else hold.copy(), deterministic, np_rng, overtake, group_weight,
-                      link_words)
-        if not raw[-1]:
-            return _run_result(compiled, workers, link, raw[:-1], module)
-        words_wanted *= 4
+                      link_words, parameters, may_abort, cutoff_rng, slack)
+        if raw[0] == module.STATUS_GROW:
+            slack *= 2
+        elif raw[-1]:
+            words_wanted *= 4
+        else:
+            return _run_result(compiled, workers, link, raw[:-1], module, run)
         np_rng.bit_generator.state = generator_state  # the repeat draws the same durations
+
+
+def _discipline_parameters(code: int, run: DisciplineRun, update_s: float) -> tuple[int, int, float, int, float, int]:
+    """(staleness bound, R, update seconds, cutoff rule, static seconds, gradients) of a
+    discipline's run, as ``discipline.discipline_new`` takes them."""
+    if code in (DISCIPLINE_SSP, DISCIPLINE_SAPS):
+        return run.bound, 0, update_s, 0, 0.0, 0
+    if code == DISCIPLINE_SYNC:
+        return 0, run.r, update_s, 0, 0.0, 0
+    if code == DISCIPLINE_CUTOFF:
+        assert isinstance(run, CutoffRun)
+        return 0, 0, update_s, CUTOFF_RULES[run.rule.kind], run.rule.seconds, run.rule.gradients
+    return 0, 0, update_s, 0, 0.0, 0
 
 
 def _seniority_arrays(compiled: CompiledGraph, workers: int, link: LinkConfig,
@@ -165,15 +205,18 @@ def _link_words(seed: int, count: int) -> np.ndarray:
 def _replay(module: ModuleType, graph: Any, workers: int, warmup_steps: int, measured_steps: int, link: LinkConfig,
             sharing: SharingModel | None, begin: np.ndarray, hold: np.ndarray, deterministic: bool,
             np_rng: np.random.Generator, overtake: np.ndarray, group_weight: np.ndarray,
-            link_words: np.ndarray) -> tuple:
-    """One call of the compiled loop; numba's own failures become ``KernelUnavailable``."""
+            link_words: np.ndarray, discipline: tuple, may_abort: bool, cutoff_rng: np.random.Generator,
+            slack: int) -> tuple:
+    """One call of the compiled loop, with a fresh state of the discipline made of ``discipline``
+    (``discipline_new``'s arguments); numba's own failures become ``KernelUnavailable``."""
     reverse = (link.reverse_efficiency(upload=False), link.reverse_efficiency(upload=True))
     try:
-        return module.replay_async(
+        state = module.discipline_new(*discipline)
+        return module.replay(
             graph.kind, graph.succ_ptr, graph.succ_idx, graph.indegree, graph.lane, graph.lane_rank,
             graph.order_rank, graph.bits, graph.ps_gap_s, graph.sample_offset, graph.sample_count, graph.samples_us,
             graph.op_scale_s, graph.held_gap_s, graph.lane_offset, graph.lane_width, graph.ps_queue_offset,
-            graph.ps_queue_capacity, graph.transfers_per_worker, graph.start, graph.n_downloads,
+            graph.ps_queue_capacity, graph.transfers_per_worker, graph.transfer_nodes, graph.start, graph.n_downloads,
             graph.n_worker_lanes, graph.n_ps_lanes,
             workers, warmup_steps, measured_steps * workers, link.latency_s + link.per_transfer_overhead_s,
             sharing_code(sharing), link.directions_coupled(),
@@ -184,6 +227,7 @@ def _replay(module: ModuleType, graph: Any, workers: int, warmup_steps: int, mea
             np.array([float(link.worker_payload_caps(workers, upload=False)),
                       float(link.worker_payload_caps(workers, upload=True))]),
             begin, hold, not deterministic, np_rng, overtake, group_weight, link_words,
+            state, may_abort, cutoff_rng, slack,
         )
     except Exception as exc:
         if _is_numba_error(exc):
@@ -196,11 +240,13 @@ def _is_numba_error(exc: Exception) -> bool:
     return type(exc).__module__.startswith(("numba", "llvmlite"))
 
 
-def _run_result(compiled: CompiledGraph, workers: int, link: LinkConfig, raw: tuple, module: ModuleType) -> RunResult:
+def _run_result(compiled: CompiledGraph, workers: int, link: LinkConfig, raw: tuple, module: ModuleType,
+                run: DisciplineRun) -> RunResult:
     """The reference's closing arithmetic on the kernel's books (lists of Python floats, summed
-    with ``sum`` as the reference sums its lists)."""
+    with ``sum`` as the reference sums its lists). The staleness histogram is spread back into
+    values: their summary depends on the values only, not on the order they came in."""
     (status, ops, t0, t1, counted, own_steps, first_end, last_end, books0, books1, accounts0, accounts1,
-     staleness, in_flight) = raw
+     histogram, in_flight) = raw
     if status == module.STATUS_TIME_OVERFLOW:
         raise time_overflow()
     if status != module.STATUS_WINDOW_CLOSED:
@@ -222,10 +268,11 @@ def _run_result(compiled: CompiledGraph, workers: int, link: LinkConfig, raw: tu
         raise ReplayTimeOverflow("the replay's clock cannot resolve its steps (they are shorter than a float can "
                                  "tell apart at this time); check the graph's durations and the link")
     per_step = 1.0 / counted
-    compute0, params0, link0 = (row.tolist() for row in accounts0)
-    compute1, params1, link1 = (row.tolist() for row in accounts1)
+    compute0, params0, link0, peers0 = (row.tolist() for row in accounts0)
+    compute1, params1, link1, peers1 = (row.tolist() for row in accounts1)
     served0, served1 = books0.tolist(), books1.tolist()
-    zeros = [0.0] * workers  # no worker is ever held back in asynchronous training
+    counts0, counts1 = tuple(int(c) for c in served0[3:6]), tuple(int(c) for c in served1[3:6])
+    staleness = np.repeat(np.arange(histogram.shape[0]), histogram).tolist()
     return RunResult(
         workers=workers,
         steps_per_second=rate,
@@ -235,13 +282,11 @@ def _run_result(compiled: CompiledGraph, workers: int, link: LinkConfig, raw: tu
         compute_s=(sum(compute1) - sum(compute0)) * per_step,
         waiting_for_parameters_s=(sum(params1) - sum(params0)) * per_step,
         waiting_for_link_s=(sum(link1) - sum(link0)) * per_step,
-        waiting_for_peers_s=(sum(zeros) - sum(zeros)) * per_step,
-        updates_per_second=rate,
-        gradients_applied_per_second=rate,
-        gradients_dropped_per_second=0.0,
-        **staleness_summary(staleness.tolist()),
+        waiting_for_peers_s=(sum(peers1) - sum(peers0)) * per_step,
+        **update_rates(counts0, counts1, window, rate, run.one_update_per_step),
+        **staleness_summary(staleness),
         worker_compute_share=tuple((b - a) / window for a, b in zip(compute0, compute1, strict=True)),
-        worker_waiting_for_peers_share=tuple((b - a) / window for a, b in zip(zeros, zeros, strict=True)),
+        worker_waiting_for_peers_share=tuple((b - a) / window for a, b in zip(peers0, peers1, strict=True)),
         downlink_utilization=(served1[0] - served0[0]) / (link.download_payload_bps() * window),
         uplink_utilization=(served1[1] - served0[1]) / (link.upload_payload_bps() * window),
         ps_utilization=min(1.0, (served1[2] - served0[2]) / (compiled.n_ps_lanes * window)),

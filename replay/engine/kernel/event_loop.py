@@ -1,16 +1,24 @@
-"""The compiled event loop: N asynchronous workers repeating one step graph on shared resources.
+"""The compiled event loop: N workers repeating one step graph on shared resources under a discipline.
 
-This is ``replay.engine.loop.simulate`` for asynchronous training with equal workers and no
-timeline, written over arrays (``layout.KernelGraph``) so numba compiles it. The semantics are
-the reference's, in the same order: the same events are pushed with the same sequence numbers,
-a worker's accounting is charged at the same moments, links are advanced at the same instants
-(the snapshots too, since a fair link's clocks move when asked for its served bits), and a
-step's sampled durations are drawn from the same NumPy generator at the same point of the
-stream. So a run gives the reference's floats, not an approximation of them. The reference's
-module docstring is the specification; comments here only mark where the array form differs.
+This is ``replay.engine.loop.simulate`` for equal workers and no timeline, under every
+synchronization discipline (``discipline``), written over arrays (``layout.KernelGraph``) so
+numba compiles it. The semantics are the reference's, in the same order: the same events are
+pushed with the same sequence numbers, a worker's accounting is charged at the same moments,
+links are advanced at the same instants (the snapshots too, since a fair link's clocks move
+when asked for its served bits), and a step's sampled durations are drawn from the same NumPy
+generator at the same point of the stream. So a run gives the reference's floats, not an
+approximation of them. The reference's module docstring is the specification; comments here
+only mark where the array form differs.
 
-It returns raw books (counts, per-worker accounts at the two snapshots, staleness values);
-``entry`` turns them into a ``RunResult`` with the reference's own arithmetic.
+Interrupted steps (``cutoff``, ``saps``) leave work behind, as in the reference: events of the
+abandoned step stay queued until they come up (a PS op in service still frees its device, every
+completion is still counted as an op), and transfers on a link finish crossing it as zombies.
+So more can be pending at once than one event per worker and node; the loop is sized for
+``slack`` times that, and a run that needs more says so (``STATUS_GROW``) and is run again,
+larger, from the same random state (``entry``).
+
+It returns raw books (counts, per-worker accounts at the two snapshots, the staleness
+histogram); ``entry`` turns them into a ``RunResult`` with the reference's own arithmetic.
 """
 
 from __future__ import annotations
@@ -21,12 +29,24 @@ import numpy as np
 from numba import njit
 
 from replay.engine.compiled import KIND_COMPUTE, KIND_DOWNLOAD, KIND_END, KIND_PS, KIND_UPLOAD
+from replay.engine.kernel.discipline import (  # discipline_new: entry makes the state with it
+    I_HIST_SHORT,
+    I_RECORDING,
+    NO_WAKE,
+    discipline_new,  # noqa: F401
+    first_wake,
+    step_end,
+    wake,
+)
+from replay.engine.kernel.discipline import step_start as step_start_discipline
 from replay.engine.kernel.fair_link import fair_new
 from replay.engine.kernel.fifo_link import fifo_new
+from replay.engine.kernel.gate import gate_new
 from replay.engine.kernel.heap import (
     EV_DONE,
     EV_LINK,
     EV_PS_READY,
+    EV_SYNC,
     event_pop,
     event_push,
     node_bits,
@@ -40,16 +60,17 @@ from replay.engine.kernel.links import (
     link_connections,
     link_next_time,
     link_pop_finished,
-    link_served_bits,
     link_set_capacity,
 )
 from replay.engine.kernel.seniority_link import seniority_new, seniority_words_short
+from replay.engine.kernel.steps import W_COUNTED, W_HAVE_T0, W_T0, W_T1, end_step, resume, snapshot
 from replay.engine.kernel.support import SHARING_FAIR, SHARING_FIFO, SHARING_SENIORITY
 
 # How a run ended.
 STATUS_WINDOW_CLOSED = 0  # the measured steps completed
 STATUS_TIME_OVERFLOW = 1  # an event at infinity: the link is too slow for a step to finish
 STATUS_NO_EVENTS = 2  # the heap ran dry before the window closed
+STATUS_GROW = 3  # more was pending than the loop was sized for: run again with more slack
 
 
 @njit(cache=True)
@@ -70,27 +91,6 @@ def _arrive(times: np.ndarray, seqs: np.ndarray, packed: np.ndarray, head: int, 
     return count + 1
 
 
-@njit(cache=True)
-def _snapshot(acct: np.ndarray, acct_t: np.ndarray, busy_lanes: np.ndarray, params_out: np.ndarray, now: float,
-              sharing: int, fair: tuple, fifo: tuple, sen: tuple, ps_busy_s: float, books: np.ndarray,
-              accounts: np.ndarray) -> None:
-    """Charge every worker up to ``now`` and copy the books (served bits per direction, PS busy
-    time, per-worker compute / parameter-wait / link-wait seconds)."""
-    for v in range(acct_t.shape[0]):
-        dt = now - acct_t[v]
-        if busy_lanes[v]:
-            acct[0, v] += dt
-        elif params_out[v]:
-            acct[1, v] += dt
-        else:
-            acct[2, v] += dt
-        acct_t[v] = now
-    books[0] = link_served_bits(sharing, fair, fifo, sen, 0, now)
-    books[1] = link_served_bits(sharing, fair, fifo, sen, 1, now)
-    books[2] = ps_busy_s
-    accounts[:, :] = acct
-
-
 @per_event
 def direction_bps(d: int, other_busy: bool, is_contended: bool, contention: float, capacity_alone: np.ndarray,
                   capacity_shared: np.ndarray, reverse: np.ndarray) -> float:
@@ -101,23 +101,48 @@ def direction_bps(d: int, other_busy: bool, is_contended: bool, contention: floa
     return capacity_shared[d] * reverse[d] if other_busy else capacity_alone[d]
 
 
+@per_event
+def _pass_ps_device(p: int, t: float, hn: int, seq: int, ht: np.ndarray, hs: np.ndarray, hp: np.ndarray,
+                    ps_busy: np.ndarray, ps_ring: np.ndarray, ps_head: np.ndarray, ps_count: np.ndarray,
+                    ps_queue_offset: np.ndarray, ps_queue_capacity: np.ndarray, hold: np.ndarray, row_of: int,
+                    nb: int) -> tuple:
+    """PS device ``p`` finished an op: start the next queued one, or leave it idle; returns (hn, seq)."""
+    if ps_count[p]:
+        queued = ps_ring[ps_queue_offset[p] + ps_head[p]]
+        ps_head[p] += 1
+        if ps_head[p] == ps_queue_capacity[p]:
+            ps_head[p] = 0
+        ps_count[p] -= 1
+        w2 = queued >> nb
+        j = queued & ((1 << nb) - 1)
+        hn = event_push(ht, hs, hp, hn, t + hold[w2 * row_of, j], seq, pack_event(EV_DONE, w2, j, nb))
+        seq += 1
+    else:
+        ps_busy[p] = False
+    return hn, seq
+
+
 @njit(cache=True)
-def replay_async(
+def replay(
     kind: np.ndarray, succ_ptr: np.ndarray, succ_idx: np.ndarray, indegree: np.ndarray, lane: np.ndarray,
     lane_rank: np.ndarray, order_rank: np.ndarray, bits: np.ndarray, ps_gap_s: np.ndarray,
     sample_offset: np.ndarray, sample_count: np.ndarray, samples_us: np.ndarray, op_scale_s: np.ndarray,
     held_gap_s: np.ndarray, lane_offset: np.ndarray, lane_width: int, ps_queue_offset: np.ndarray,
-    ps_queue_capacity: np.ndarray, transfers_per_worker: np.ndarray, start_node: int, n_downloads: int,
-    n_lanes: int, n_ps: int,
+    ps_queue_capacity: np.ndarray, transfers_per_worker: np.ndarray, transfer_nodes: np.ndarray, start_node: int,
+    n_downloads: int, n_lanes: int, n_ps: int,
     workers: int, warmup_steps: int, target: int, delay_s: float, sharing: int, ack_coupled: bool,
     loss_coupled: bool, contention: float, capacity_alone: np.ndarray, capacity_shared: np.ndarray,
     reverse: np.ndarray, worker_cap: np.ndarray, begin: np.ndarray, hold: np.ndarray, sampled: bool,
     rng: np.random.Generator, overtake: np.ndarray, group_weight: np.ndarray, link_words: np.ndarray,
+    ds: tuple, may_abort: bool, cutoff_rng: np.random.Generator, slack: int,
 ) -> tuple:
     """One run; ``hold`` is (workers, n) with each worker's first step drawn (sampled) or (1, n)
     of mean hold times; ``rng`` draws every later step's durations when ``sampled``. Under
     seniority sharing, ``overtake`` is each direction's chance, ``group_weight`` the weights'
-    prefix sums and ``link_words`` the raw words of the reference's link generator."""
+    prefix sums and ``link_words`` the raw words of the reference's link generator. ``ds`` is
+    the discipline's state (``discipline.discipline_new``), ``may_abort`` whether it interrupts
+    steps, ``cutoff_rng`` the dynamic cutoff's generator and ``slack`` how many times the room
+    of uninterrupted steps the pending work is given."""
     n = kind.shape[0]
     nb = node_bits(n)
     node_mask = (1 << nb) - 1
@@ -139,20 +164,27 @@ def replay_async(
     busy_lanes = np.zeros(workers, dtype=np.int64)
     params_out = np.full(workers, n_downloads, dtype=np.int64)
     acct_t = begin.copy()
-    acct = np.zeros((3, workers), dtype=np.float64)  # computing, waiting for parameters, waiting for the link
-    version = 0  # PS updates applied: one per step end
-    start_version = np.zeros(workers, dtype=np.int64)
+    # computing, waiting for parameters, waiting for the link, held back by the discipline
+    acct = np.zeros((4, workers), dtype=np.float64)
+    waiting_for_peers = np.zeros(workers, dtype=np.bool_)
     first_end = np.full(workers, -1.0)
     last_end = np.full(workers, -1.0)
     own_steps = np.zeros(workers, dtype=np.int64)
-    # A list, not an array grown in the loop: a reassigned array is reference-counted on every event.
-    staleness = [np.int64(0) for _ in range(0)]
+    # Interrupted steps: events pushed before a worker's interruption (seq below abort_seq) are
+    # skipped; its transfers still on a link finish as zombies, skipped by count. ``carried``
+    # counts each worker's transfers per direction on the link or arriving, against the room.
+    abort_seq = np.zeros(workers, dtype=np.int64)
+    in_link = np.zeros(workers * n if may_abort else 1, dtype=np.bool_)
+    zombies = np.zeros(workers * n if may_abort else 1, dtype=np.int64)
+    carried = np.zeros(2 * workers if may_abort else 1, dtype=np.int64)
+    carry_room = transfers_per_worker * slack
 
-    widest = max(transfers_per_worker[0], transfers_per_worker[1], 1)
-    fair = fair_new(workers if sharing == SHARING_FAIR else 1, transfers_per_worker, capacity_alone, worker_cap)
+    widest = max(carry_room[0], carry_room[1], 1)
+    fair = fair_new(workers if sharing == SHARING_FAIR else 1, carry_room, capacity_alone, worker_cap)
     fifo = fifo_new(workers * widest if sharing == SHARING_FIFO else 1, capacity_alone, worker_cap)
-    sen = seniority_new(workers if sharing == SHARING_SENIORITY else 1, transfers_per_worker, capacity_alone,
+    sen = seniority_new(workers if sharing == SHARING_SENIORITY else 1, carry_room, capacity_alone,
                         worker_cap, overtake, group_weight, link_words)
+    links = (sharing, fair, fifo, sen)
     done_worker = np.empty(workers * widest, dtype=np.int64)
     done_node = np.empty(workers * widest, dtype=np.int64)
     link_sched = np.full(2, inf)
@@ -161,20 +193,27 @@ def replay_async(
     contended = np.zeros(2, dtype=np.bool_)
 
     # Events come from four sources, merged by (time, seq) as the reference's one heap orders
-    # them: the heap (op completions, PS ops done waiting their gap, step starts), at most one
-    # per worker and node; the transfers' arrivals, due at the direction's delay after their
-    # finish, so in the order they were pushed (a ring); and each direction's one live timer
-    # (``link_sched`` and ``link_version`` while ``link_armed``), which the reference keeps in its
-    # heap with its superseded timers, skipped when they come up.
+    # them: the heap (op completions, PS ops done waiting their gap, step starts, the
+    # discipline's wakes), at most one per worker and node while no step is interrupted; the
+    # transfers' arrivals, due at the direction's delay after their finish, so in the order they
+    # were pushed (a ring); and each direction's one live timer (``link_sched`` and
+    # ``link_version`` while ``link_armed``), which the reference keeps in its heap with its
+    # superseded timers, skipped when they come up.
     in_heap = 1  # the start node
+    max_successors = 0
     for i in range(n):
         if kind[i] == KIND_COMPUTE or kind[i] == KIND_PS:
             in_heap += 1
-    ht = np.empty(workers * in_heap + 1, dtype=np.float64)
+        max_successors = max(max_successors, succ_ptr[i + 1] - succ_ptr[i])
+    heap_room = (workers * in_heap + 8) * slack  # past this the run is repeated with more slack
+    # one event pushes at most a successor each, a lane's next op, a PS device's next op, a wake
+    # and every worker's step start
+    ht = np.empty(heap_room + max_successors + workers + 4, dtype=np.float64)
     hs = np.empty(ht.shape[0], dtype=np.int64)
     hp = np.empty(ht.shape[0], dtype=np.int64)
+    heap = (ht, hs, hp)
     hn = 0
-    ring_size = workers * (transfers_per_worker[0] + transfers_per_worker[1]) + 1
+    ring_size = workers * (carry_room[0] + carry_room[1]) + 1
     at = np.empty(ring_size, dtype=np.float64)
     as_ = np.empty(ring_size, dtype=np.int64)
     ap = np.empty(ring_size, dtype=np.int64)
@@ -183,26 +222,41 @@ def replay_async(
     link_armed = np.zeros(2, dtype=np.bool_)
     seq = 0
     for w in range(workers):
+        step_start_discipline(ds, w, begin[w])
         hn = event_push(ht, hs, hp, hn, begin[w], seq, pack_event(EV_DONE, w, start_node, nb))
         seq += 1
+    wake_at = first_wake(ds, cutoff_rng)
+    if wake_at != NO_WAKE:
+        hn = event_push(ht, hs, hp, hn, wake_at, seq, pack_event(EV_SYNC, 0, 0, nb))
+        seq += 1
 
-    books0 = np.zeros(3)
-    books1 = np.zeros(3)
-    accounts0 = np.zeros((3, workers))
-    accounts1 = np.zeros((3, workers))
+    gate = gate_new(workers)
+    starts = np.empty(workers, dtype=np.int64)
+    redraw = np.empty(workers, dtype=np.int64)  # workers whose next step's durations are drawn after the event
+    n_redraw = 0
+    acc = (acct, acct_t, busy_lanes, params_out, waiting_for_peers)
+    work = (abort_seq, lane_busy, lane_queued, ps_ring, ps_head, ps_count, ps_queue_offset, ps_queue_capacity,
+            in_link, zombies, transfer_nodes)
+    win_i = np.zeros(3, dtype=np.int64)
+    win_f = np.zeros(2, dtype=np.float64)
+    win_f[W_T1] = inf
+    win = (win_i, win_f, steps_done, first_end, last_end, own_steps)
+    books0 = np.zeros(6)
+    books1 = np.zeros(6)
+    accounts0 = np.zeros((4, workers))
+    accounts1 = np.zeros((4, workers))
     ps_busy_s = 0.0
-    have_t0 = warmup_steps <= 0
-    t0 = 0.0
-    if have_t0:
-        _snapshot(acct, acct_t, busy_lanes, params_out, 0.0, sharing, fair, fifo, sen, ps_busy_s, books0, accounts0)
-    warm = 0
-    counted = 0
-    t1 = inf
+    if warmup_steps <= 0:
+        win_i[W_HAVE_T0] = 1
+        ds[0][I_RECORDING] = 1
+        snapshot(acc, 0.0, links, ps_busy_s, ds, books0, accounts0)
     ops = 0
     status = STATUS_NO_EVENTS
-    redraw = -1  # the worker whose next step's durations are drawn once the current event is done
 
     while True:
+        if hn > heap_room:
+            status = STATUS_GROW
+            break
         source = -1  # 0 the heap, 1 the arrivals, 2 + d direction d's timer
         t = inf
         sq = 0
@@ -250,22 +304,24 @@ def replay_async(
             k = kind[i]
             base = w * n
             row = w * row_of
+            if may_abort:
+                if k == KIND_DOWNLOAD or k == KIND_UPLOAD:
+                    carried[2 * w + lane[i]] -= 1
+                if sq < abort_seq[w] or zombies[base + i]:
+                    # work of an interrupted step: a transfer that was on a link is struck off, a
+                    # PS op frees its device, the rest is forgotten
+                    if zombies[base + i]:
+                        zombies[base + i] -= 1
+                    elif k == KIND_PS:
+                        hn, seq = _pass_ps_device(lane[i], t, hn, seq, ht, hs, hp, ps_busy, ps_ring, ps_head,
+                                                  ps_count, ps_queue_offset, ps_queue_capacity, hold, row_of, nb)
+                    continue
+                if k == KIND_DOWNLOAD or k == KIND_UPLOAD:
+                    in_link[base + i] = False
             if k == KIND_PS:
                 ps_busy_s += hold[row, i]
-                p = lane[i]
-                if ps_count[p]:
-                    queued = ps_ring[ps_queue_offset[p] + ps_head[p]]
-                    ps_head[p] += 1
-                    if ps_head[p] == ps_queue_capacity[p]:
-                        ps_head[p] = 0
-                    ps_count[p] -= 1
-                    w2 = queued >> nb
-                    j = queued & node_mask
-                    hn = event_push(ht, hs, hp, hn, t + hold[w2 * row_of, j], seq,
-                                    pack_event(EV_DONE, w2, j, nb))
-                    seq += 1
-                else:
-                    ps_busy[p] = False
+                hn, seq = _pass_ps_device(lane[i], t, hn, seq, ht, hs, hp, ps_busy, ps_ring, ps_head, ps_count,
+                                          ps_queue_offset, ps_queue_capacity, hold, row_of, nb)
             elif k == KIND_DOWNLOAD:
                 if params_out[w] == 1 and busy_lanes[w] == 0:
                     acct[1, w] += t - acct_t[w]
@@ -315,12 +371,20 @@ def replay_async(
                                             pack_event(EV_DONE, w, s, nb))
                             seq += 1
                 elif ks == KIND_DOWNLOAD or ks == KIND_UPLOAD:
+                    d = lane[s]
+                    if may_abort:
+                        carried[2 * w + d] += 1
+                        if carried[2 * w + d] > carry_room[d]:
+                            status = STATUS_GROW
+                            closed = True
+                            break
                     b = bits[s]
                     if b <= 0.0:
                         a_count = _arrive(at, as_, ap, a_head, a_count, t + delay_s, seq, pack_event(EV_DONE, w, s, nb))
                         seq += 1
                         continue
-                    d = lane[s]
+                    if may_abort:
+                        in_link[base + s] = True
                     nt = link_add(sharing, fair, fifo, sen, d, t, step_start[w], order_rank[s], w, s, b)
                     # Only an earlier finish needs a new event; if the arrival delayed the next
                     # finish, the event already queued fires early, finds nothing and re-arms.
@@ -359,44 +423,28 @@ def replay_async(
                             link_armed[d] = False
                             link_version[d] = -1
                 elif ks == KIND_END:
-                    # The worker's step is over: its gradient is applied as one update.
+                    # The worker's step is over: its gradient reaches the PS; the discipline
+                    # decides what follows.
                     ops += 1
-                    if have_t0:  # staleness counted from the window's first snapshot on
-                        staleness.append(version - start_version[w])
-                    version += 1
-                    steps_done[w] += 1
-                    if not have_t0:
-                        if steps_done[w] == warmup_steps:
-                            warm += 1
-                            if warm == workers:
-                                t0 = t
-                                have_t0 = True
-                                _snapshot(acct, acct_t, busy_lanes, params_out, t, sharing, fair, fifo, sen, ps_busy_s,
-                                          books0, accounts0)
-                    elif t > t0:
-                        counted += 1
-                        if first_end[w] < 0.0:
-                            first_end[w] = t
-                        else:
-                            own_steps[w] += 1
-                        last_end[w] = t
-                        if counted >= target:
-                            t1 = t
-                            closed = True
-                            break
+                    wake_at = step_end(ds, w, t)
+                    if wake_at != NO_WAKE:
+                        hn = event_push(ht, hs, hp, hn, wake_at, seq, pack_event(EV_SYNC, 0, 0, nb))
+                        seq += 1
+                    if end_step(w, t, win, warmup_steps, target, acc, links, ps_busy_s, ds, books0, accounts0):
+                        status = STATUS_WINDOW_CLOSED
+                        closed = True
+                        break
                     if busy_lanes[w] == 0:
                         acct[2, w] += t - acct_t[w]
                         acct_t[w] = t
-                    pending[base:base + n] = indegree
-                    step_start[w] = t
-                    if sampled:
-                        redraw = w
-                    params_out[w] = n_downloads
-                    start_version[w] = version
-                    hn = event_push(ht, hs, hp, hn, t, seq, pack_event(EV_DONE, w, start_node, nb))
-                    seq += 1
+                    hn, seq, n_redraw, closed = resume(
+                        w, t, hn, seq, n_redraw, ds, gate, starts, redraw, sampled, win, warmup_steps, target, acc,
+                        links, ps_busy_s, books0, accounts0, work, heap, pending, indegree, step_start, n_downloads,
+                        start_node, n_lanes, nb)
+                    if closed:
+                        status = STATUS_WINDOW_CLOSED
+                        break
             if closed:
-                status = STATUS_WINDOW_CLOSED
                 break
             if k == KIND_COMPUTE:
                 # The lane is released after the successors are made ready, so a successor on the
@@ -413,14 +461,6 @@ def replay_async(
                         acct[0, w] += t - acct_t[w]
                         acct_t[w] = t
                     busy_lanes[w] -= 1
-            if redraw >= 0:
-                # The reference draws when the step starts, mid-event, but reads the ended step's
-                # durations until the event is done; drawing here is the same stream, same order.
-                u = rng.random(n)
-                for j in range(n):
-                    index = sample_offset[j] + np.int64(u[j] * sample_count[j])
-                    hold[redraw, j] = samples_us[index] * op_scale_s[j] + held_gap_s[j]
-                redraw = -1
         elif code == EV_LINK:
             d = w  # always the live timer: superseded ones never enter a source
             n_done = link_pop_finished(sharing, fair, fifo, sen, d, t, done_worker, done_node)
@@ -454,7 +494,21 @@ def replay_async(
                 else:
                     link_armed[o] = False
                     link_version[o] = -1
+        elif code == EV_SYNC:
+            wake_at = wake(ds, t, cutoff_rng)
+            if wake_at != NO_WAKE:
+                hn = event_push(ht, hs, hp, hn, wake_at, seq, pack_event(EV_SYNC, 0, 0, nb))
+                seq += 1
+            hn, seq, n_redraw, closed = resume(
+                -1, t, hn, seq, n_redraw, ds, gate, starts, redraw, sampled, win, warmup_steps, target, acc, links,
+                ps_busy_s, books0, accounts0, work, heap, pending, indegree, step_start, n_downloads, start_node,
+                n_lanes, nb)
+            if closed:
+                status = STATUS_WINDOW_CLOSED
+                break
         else:  # EV_PS_READY
+            if sq < abort_seq[w]:
+                continue  # a PS op of an interrupted step, still in its gap
             p = lane[i]
             if ps_busy[p]:
                 ps_ring[ps_queue_offset[p] + _wrap(ps_head[p] + ps_count[p], ps_queue_capacity[p])] = w << nb | i
@@ -463,12 +517,20 @@ def replay_async(
                 ps_busy[p] = True
                 hn = event_push(ht, hs, hp, hn, t + hold[w * row_of, i], seq, pack_event(EV_DONE, w, i, nb))
                 seq += 1
+        # The reference draws a step's durations when it starts, mid-event, but reads the ended
+        # step's until the event is done; drawing here is the same stream, same order.
+        for q in range(n_redraw):
+            u = rng.random(n)
+            v = redraw[q]
+            for j in range(n):
+                index = sample_offset[j] + np.int64(u[j] * sample_count[j])
+                hold[v, j] = samples_us[index] * op_scale_s[j] + held_gap_s[j]
+        n_redraw = 0
 
     if status == STATUS_WINDOW_CLOSED:
-        _snapshot(acct, acct_t, busy_lanes, params_out, t1, sharing, fair, fifo, sen, ps_busy_s, books1, accounts1)
+        snapshot(acc, win_f[W_T1], links, ps_busy_s, ds, books1, accounts1)
+    if ds[0][I_HIST_SHORT]:
+        status = STATUS_GROW  # a staleness value past the histogram: run again with a longer one
     in_flight = link_connections(sharing, fair, fifo, sen, 0) + link_connections(sharing, fair, fifo, sen, 1)
-    stale = np.empty(len(staleness), dtype=np.int64)
-    for k in range(len(staleness)):
-        stale[k] = staleness[k]
-    return (status, ops, t0, t1, counted, own_steps, first_end, last_end, books0, books1, accounts0, accounts1,
-            stale, in_flight, seniority_words_short(sen))
+    return (status, ops, win_f[W_T0], win_f[W_T1], win_i[W_COUNTED], own_steps, first_end, last_end, books0, books1,
+            accounts0, accounts1, ds[10], in_flight, seniority_words_short(sen))

@@ -4,9 +4,9 @@ The event heap orders ``(time_s, seq)`` as the reference's ``heapq`` of
 ``(time, seq, code, worker, node)`` tuples does; ``seq`` is unique, so the pop order is the
 same whatever the heap's internal layout. Each event's code, worker and node travel packed in
 one int64 (``pack_event``). The loop allocates the heap with room for every event that can be
-pending at once (one per worker and node that can wait in it), so it never grows: an array
-the loop reassigned would be reference-counted on every event. Nothing here knows what an
-event means.
+pending at once (one per worker and node that can wait in it, times the slack it gives
+interrupted steps' leftovers), so it never grows within a run: an array the loop reassigned
+would be reference-counted on every event. Nothing here knows what an event means.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from replay.engine.kernel.jit import per_event
 EV_DONE = 0  # a node of a worker completes
 EV_LINK = 1  # a link direction may have finished transfers (its version is the event's seq)
 EV_PS_READY = 2  # a PS op has waited its gap and queues for its device
+EV_SYNC = 3  # the sync discipline asked to be woken (an update completes, a cutoff expires)
 
 
 @per_event

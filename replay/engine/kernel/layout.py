@@ -45,6 +45,7 @@ class KernelGraph:
     ps_queue_offset: np.ndarray  # int64 per PS lane, into one flat ring of (worker, node) codes
     ps_queue_capacity: np.ndarray  # int64 per PS lane: PS ops on the lane times workers
     transfers_per_worker: np.ndarray  # int64 per direction: the most transfers a worker has in flight
+    transfer_nodes: np.ndarray  # int64: the downloads and uploads, in node order
     start: int
     n_downloads: int
     n_worker_lanes: int
@@ -116,6 +117,8 @@ def layout_graph(compiled: CompiledGraph, workers: int, compute_scale: float, or
         ps_queue_offset=ps_offset,
         ps_queue_capacity=ps_capacity,
         transfers_per_worker=per_direction,
+        transfer_nodes=np.array([i for i, k in enumerate(compiled.kind) if k in (KIND_DOWNLOAD, KIND_UPLOAD)],
+                                dtype=_I64),
         start=compiled.start,
         n_downloads=compiled.n_downloads,
         n_worker_lanes=n_lanes,

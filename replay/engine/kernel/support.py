@@ -1,11 +1,14 @@
 """Which configurations the compiled kernel replays, and in which words to say what it does not.
 
-The kernel holds asynchronous training with equal workers, ``fair`` sharing (one connection
-per worker, equal interfaces, no stream cap), ``seniority`` sharing (the default; with its
-overtakes, without released groups or a stream cap) and ``fifo`` sharing, under the ``trace``
-and ``priority`` orders (``random`` under ``fair`` and ``seniority`` too, where the order is never
-consulted), and no timeline recording. Everything else is a Python policy object the kernel cannot call per event
-without losing its speed, so those replays stay with the reference engine. This module only
+The kernel holds every synchronization discipline (``async``, ``ssp``, ``sync``, ``backup``,
+``cutoff`` with a static, gradient-count or dynamic cutoff, and ``saps``) with equal workers,
+``fair`` sharing (one connection per worker, equal interfaces, no stream cap), ``seniority``
+sharing (the default; with its overtakes, without released groups or a stream cap) and ``fifo``
+sharing, under the ``trace`` and ``priority`` orders (``random`` under ``fair`` and ``seniority``
+too, where the order is never consulted), and no timeline recording. Everything else is a
+Python policy object the kernel cannot call per event without losing its speed, so those
+replays stay with the reference engine. Disciplines are compared by exact type, as sharing
+models are: a subclass is another discipline, which the kernel does not know. This module only
 inspects settings; it imports no numba.
 """
 
@@ -16,11 +19,27 @@ from replay.engine.order import OrderPolicy, PriorityOrder, RandomOrder, TraceOr
 from replay.engine.sharing import FairSharing, FifoSharing, SenioritySharing, SharingModel
 from replay.engine.slowdown import NO_SLOWDOWN, SlowdownSpec
 from replay.sync.base import AsyncTraining, SyncDiscipline
+from replay.sync.cutoff import Cutoff
+from replay.sync.saps import StragglerAware
+from replay.sync.ssp import StaleSynchronous
+from replay.sync.sync_replicas import SyncReplicas
 
 # Integer codes of the sharing models inside the kernel.
 SHARING_FAIR = 0
 SHARING_FIFO = 1
 SHARING_SENIORITY = 2
+
+# Integer codes of the disciplines inside the kernel (sync and backup are one: R of N).
+DISCIPLINE_ASYNC = 0
+DISCIPLINE_SSP = 1
+DISCIPLINE_SYNC = 2
+DISCIPLINE_CUTOFF = 3
+DISCIPLINE_SAPS = 4
+# The cutoff's rules, by their ``--cutoff`` kind.
+CUTOFF_RULES = {"static": 0, "gradients": 1, "dynamic": 2}
+_DISCIPLINE_CODES = {SyncDiscipline: DISCIPLINE_ASYNC, AsyncTraining: DISCIPLINE_ASYNC,
+                     StaleSynchronous: DISCIPLINE_SSP, SyncReplicas: DISCIPLINE_SYNC, Cutoff: DISCIPLINE_CUTOFF,
+                     StragglerAware: DISCIPLINE_SAPS}
 
 
 def sharing_code(sharing: SharingModel | None) -> int:
@@ -28,6 +47,11 @@ def sharing_code(sharing: SharingModel | None) -> int:
     if type(sharing) is SenioritySharing:
         return SHARING_SENIORITY
     return SHARING_FIFO if type(sharing) is FifoSharing else SHARING_FAIR
+
+
+def discipline_code(discipline: SyncDiscipline | None) -> int:
+    """The kernel's code of a supported discipline (None is asynchronous training)."""
+    return DISCIPLINE_ASYNC if discipline is None else _DISCIPLINE_CODES[type(discipline)]
 
 
 def unsupported_setting(
@@ -43,7 +67,7 @@ def unsupported_setting(
 ) -> str | None:
     """The first setting of this replay that the kernel does not hold yet, in the command line's
     words, or None when the kernel replays it exactly as the reference engine does."""
-    if discipline is not None and type(discipline) not in (SyncDiscipline, AsyncTraining):
+    if discipline is not None and type(discipline) not in _DISCIPLINE_CODES:
         return f"--sync {discipline.name}"
     # Subclasses (fair-per-transfer, seniority) are other models: compare exact types.
     if sharing is not None and type(sharing) not in (FairSharing, FifoSharing, SenioritySharing):

@@ -22,6 +22,7 @@ from replay.engine.order import PriorityOrder, RandomOrder, TraceOrder
 from replay.engine.sharing import FairSharing, FifoSharing, SenioritySharing, TransferFairSharing
 from replay.engine.slowdown import parse_slowdown
 from replay.sweep import ReplaySettings, predict
+from replay.sync.base import AsyncTraining, SyncDiscipline
 from replay.sync.disciplines import sync_discipline
 from tests.conftest import REPO_ROOT, TRACES_DIR
 from tracetool.errors import ToolError
@@ -49,7 +50,8 @@ def assert_same_run(kernel: RunResult, reference: RunResult) -> None:
 
 
 def both(graph_path: Path, workers: int, sharing: str, *, deterministic: bool, seed: int = 0,
-         order: object = None, bandwidth_bps: float = 1e8, steps: int = 3) -> tuple[RunResult, RunResult]:
+         order: object = None, bandwidth_bps: float = 1e8, steps: int = 3,
+         discipline: SyncDiscipline | None = None) -> tuple[RunResult, RunResult]:
     """The reference's and the kernel's run of one configuration on a shaped, contended link,
     workers staggered over one step as a sweep starts them."""
     graph = load_stepgraph(graph_path)
@@ -58,7 +60,8 @@ def both(graph_path: Path, workers: int, sharing: str, *, deterministic: bool, s
     link = target_link(graph, bandwidth_bps, latency_s=0.0005, contention_efficiency=0.95)
     kwargs = dict(sharing=SHARING[sharing], order=order or TraceOrder(),
                   durations=DurationModel(compute_scale=1.1, deterministic=deterministic), measured_steps=steps,
-                  warmup_steps=2, seed=seed, stagger_s=one_step_time_s(compiled, link, sharing=SHARING[sharing]))
+                  warmup_steps=2, seed=seed, stagger_s=one_step_time_s(compiled, link, sharing=SHARING[sharing]),
+                  discipline=discipline)
     return simulate_fast(compiled, workers, link, **kwargs), simulate(compiled, workers, link, **kwargs)
 
 
@@ -149,6 +152,12 @@ def test_kernel_reports_overflowing_times():
         simulate_fast(compiled, 2, LinkConfig(1e-305, 1e-305), measured_steps=2)
 
 
+class CustomDiscipline(AsyncTraining):
+    """A discipline the kernel does not know: a subclass of one it does is another discipline."""
+
+    name = "custom"
+
+
 @pytest.mark.parametrize(
     ("setting", "words"),
     [
@@ -157,7 +166,7 @@ def test_kernel_reports_overflowing_times():
         ({"sharing": TransferFairSharing()}, "--sharing fair-per-transfer"),
         ({"sharing": FairSharing(max_streams=2)}, "--max-streams"),
         ({"sharing": FifoSharing(), "order": RandomOrder()}, "--order random with --sharing fifo"),
-        ({"discipline": sync_discipline("ssp", 1, None, None)}, "--sync ssp"),
+        ({"discipline": CustomDiscipline()}, "--sync custom"),
         ({"slowdown": parse_slowdown("straggler:4:0.05")}, "--slowdown straggler"),
         ({"worker_speeds": (1.0, 0.5)}, "--worker-speeds"),
         ({"link": LinkConfig(1e9, 1e9, worker_bandwidths_bps=(1e8,))}, "--worker-bandwidths"),
@@ -190,9 +199,8 @@ def small_prediction(engine: str, sharing: str = "fair") -> list[float]:
     return [p.steps_per_second for p in predict(graph, [1, 3], target_link(graph, 1e8), settings).points]
 
 
-@needs_numba
-def test_auto_uses_the_kernel_where_it_can(monkeypatch):
-    """Under "auto" a fair async sweep runs on the kernel and predicts what the Python engine predicts."""
+def kernel_calls(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The worker counts of the sweeps' replays on the kernel from now on, in the order run."""
     calls = []
     real = sweep.simulate_fast
 
@@ -201,6 +209,13 @@ def test_auto_uses_the_kernel_where_it_can(monkeypatch):
         return real(*args, **kwargs)
 
     monkeypatch.setattr(sweep, "simulate_fast", counted)
+    return calls
+
+
+@needs_numba
+def test_auto_uses_the_kernel_where_it_can(monkeypatch):
+    """Under "auto" a fair async sweep runs on the kernel and predicts what the Python engine predicts."""
+    calls = kernel_calls(monkeypatch)
     assert small_prediction("auto") == pytest.approx(small_prediction("python"), rel=1e-9)
     assert sorted(set(calls)) == [1, 3]
 
