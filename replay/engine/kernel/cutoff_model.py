@@ -8,7 +8,7 @@ the last ``PAIRS_KEPT`` pairs of consecutive run-times. Here they are arrays: th
 An uncensored observation, one per gradient that arrives, is native: a log and at most one
 pair appended, the reference's arithmetic. The two calls made once per round run the reference's
 own NumPy functions in numba's object mode (``objmode``): the censored estimates of the workers
-a round cut (at its close) and the cutoff of a round (at its opening), which draws scenarios of
+a round cut (at its close, all of them in one call) and the cutoff of a round (at its opening), which draws scenarios of
 every worker's next run-time and picks the best of 64 candidates. Both sort the pairs with
 ``np.argsort``, whose order among equal run-times is NumPy's own, and the decision draws with
 ``Generator.integers`` over a (scenarios, workers) shape, takes ``np.quantile`` and
@@ -31,7 +31,7 @@ from replay.sync.runtime_model import (
     MIN_PAIRS,
     PAIRS_KEPT,
     best_cutoff,
-    expected_above,
+    neighbour_changes,
     sample_run_times,
 )
 
@@ -116,13 +116,21 @@ def pairs_table(pairs: np.ndarray, head: int, count: int) -> np.ndarray:
 
 def censored_levels(pairs: np.ndarray, head: int, count: int, level: np.ndarray, workers: np.ndarray,
                     step_start_s: np.ndarray, now: float) -> np.ndarray:
-    """The new levels of ``workers``, cut at ``now`` (``RunTimeModel.observe`` censored, in turn)."""
-    table = pairs_table(pairs, head, count) if count else None
-    out = np.empty(len(workers))
-    for q, w in enumerate(workers.tolist()):
-        bound = math.log(max(now - float(step_start_s[w]), 1e-12))
-        x = float(level[w])
-        out[q] = bound + FALLBACK_EXCESS if math.isnan(x) or table is None else expected_above(table, x, bound)
+    """The new levels of ``workers``, cut at ``now``: ``RunTimeModel.observe`` censored for each in
+    turn. The neighbours of all their levels are found in one call (one sort of the pairs instead
+    of one per worker); each level's window slides on its own, so its neighbours are those a
+    call for it alone finds."""
+    bounds = [math.log(max(now - float(step_start_s[w]), 1e-12)) for w in workers.tolist()]
+    levels = [float(level[w]) for w in workers.tolist()]
+    out = np.array([bound + FALLBACK_EXCESS for bound in bounds])
+    known = [q for q, x in enumerate(levels) if not math.isnan(x)]
+    if count and known:
+        changes = neighbour_changes(pairs_table(pairs, head, count), np.array([levels[q] for q in known]))
+        for row, q in enumerate(known):
+            outcomes = levels[q] + changes[row]
+            above = outcomes[outcomes > bounds[q]]
+            if above.size:
+                out[q] = float(above.mean())
     return out
 
 

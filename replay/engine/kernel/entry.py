@@ -149,22 +149,34 @@ def simulate_fast(
     code = discipline_code(discipline)
     run = (discipline or AsyncTraining()).new_run(workers, update_s, seed)
     may_abort = code in (DISCIPLINE_CUTOFF, DISCIPLINE_SAPS)
-    slack = 2 if may_abort else 1
+    # Interrupted steps leave events and zombie transfers behind: room for twice an uninterrupted
+    # run's, grown when a run needs more (the link's by four: zombies pile up while it is saturated).
+    heap_slack = link_slack = 2 if may_abort else 1
+    histogram = _histogram_size(workers)
     generator_state = np_rng.bit_generator.state
     while True:
         link_words = _link_words(seed, words_wanted)
         cutoff_rng = np.random.default_rng([seed, 0xC07])  # CutoffRun's generator, drawn only by its model
-        parameters = (code, workers, *_discipline_parameters(code, run, update_s), 8 * workers * slack + 64)
+        parameters = (code, workers, *_discipline_parameters(code, run, update_s), histogram)
         raw = _replay(module, graph, workers, warmup_steps, measured_steps, link, sharing, begin,
                       hold if deterministic else hold.copy(), deterministic, np_rng, overtake, group_weight,
-                      link_words, parameters, may_abort, cutoff_rng, slack)
-        if raw[0] == module.STATUS_GROW:
-            slack *= 2
+                      link_words, parameters, may_abort, cutoff_rng, heap_slack, link_slack)
+        if raw[0] == module.STATUS_GROW_HEAP:
+            heap_slack *= 2
+        elif raw[0] == module.STATUS_GROW_LINK:
+            link_slack *= 4
+        elif raw[0] == module.STATUS_GROW_STALENESS:
+            histogram *= 4
         elif raw[-1]:
             words_wanted *= 4
         else:
             return _run_result(compiled, workers, link, raw[:-1], module, run)
         np_rng.bit_generator.state = generator_state  # the repeat draws the same durations
+
+
+def _histogram_size(workers: int) -> int:
+    """Staleness values the histogram first holds: asynchronous workers' are about N."""
+    return 8 * workers + 64
 
 
 def _discipline_parameters(code: int, run: DisciplineRun, update_s: float) -> tuple[int, int, float, int, float, int]:
@@ -206,7 +218,7 @@ def _replay(module: ModuleType, graph: Any, workers: int, warmup_steps: int, mea
             sharing: SharingModel | None, begin: np.ndarray, hold: np.ndarray, deterministic: bool,
             np_rng: np.random.Generator, overtake: np.ndarray, group_weight: np.ndarray,
             link_words: np.ndarray, discipline: tuple, may_abort: bool, cutoff_rng: np.random.Generator,
-            slack: int) -> tuple:
+            heap_slack: int, link_slack: int) -> tuple:
     """One call of the compiled loop, with a fresh state of the discipline made of ``discipline``
     (``discipline_new``'s arguments); numba's own failures become ``KernelUnavailable``."""
     reverse = (link.reverse_efficiency(upload=False), link.reverse_efficiency(upload=True))
@@ -227,7 +239,7 @@ def _replay(module: ModuleType, graph: Any, workers: int, warmup_steps: int, mea
             np.array([float(link.worker_payload_caps(workers, upload=False)),
                       float(link.worker_payload_caps(workers, upload=True))]),
             begin, hold, not deterministic, np_rng, overtake, group_weight, link_words,
-            state, may_abort, cutoff_rng, slack,
+            state, may_abort, cutoff_rng, heap_slack, link_slack,
         )
     except Exception as exc:
         if _is_numba_error(exc):

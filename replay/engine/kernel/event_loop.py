@@ -13,9 +13,11 @@ only mark where the array form differs.
 Interrupted steps (``cutoff``, ``saps``) leave work behind, as in the reference: events of the
 abandoned step stay queued until they come up (a PS op in service still frees its device, every
 completion is still counted as an op), and transfers on a link finish crossing it as zombies.
-So more can be pending at once than one event per worker and node; the loop is sized for
-``slack`` times that, and a run that needs more says so (``STATUS_GROW``) and is run again,
-larger, from the same random state (``entry``).
+So more can be pending at once than one event per worker and node, and more transfers per
+worker than a step has; the loop is sized for ``heap_slack`` and ``link_slack`` times those,
+and a run that needs more says so (``STATUS_GROW_HEAP``, ``STATUS_GROW_LINK``; a staleness
+value past the histogram: ``STATUS_GROW_STALENESS``) and is run again, larger, from the same
+random state (``entry``).
 
 It returns raw books (counts, per-worker accounts at the two snapshots, the staleness
 histogram); ``entry`` turns them into a ``RunResult`` with the reference's own arithmetic.
@@ -70,7 +72,10 @@ from replay.engine.kernel.support import SHARING_FAIR, SHARING_FIFO, SHARING_SEN
 STATUS_WINDOW_CLOSED = 0  # the measured steps completed
 STATUS_TIME_OVERFLOW = 1  # an event at infinity: the link is too slow for a step to finish
 STATUS_NO_EVENTS = 2  # the heap ran dry before the window closed
-STATUS_GROW = 3  # more was pending than the loop was sized for: run again with more slack
+# More was pending than the loop was sized for: run again with more room.
+STATUS_GROW_HEAP = 3  # events in the heap
+STATUS_GROW_LINK = 4  # one worker's transfers on a direction of the link or arriving
+STATUS_GROW_STALENESS = 5  # a staleness value past the histogram
 
 
 @njit(cache=True)
@@ -134,15 +139,15 @@ def replay(
     loss_coupled: bool, contention: float, capacity_alone: np.ndarray, capacity_shared: np.ndarray,
     reverse: np.ndarray, worker_cap: np.ndarray, begin: np.ndarray, hold: np.ndarray, sampled: bool,
     rng: np.random.Generator, overtake: np.ndarray, group_weight: np.ndarray, link_words: np.ndarray,
-    ds: tuple, may_abort: bool, cutoff_rng: np.random.Generator, slack: int,
+    ds: tuple, may_abort: bool, cutoff_rng: np.random.Generator, heap_slack: int, link_slack: int,
 ) -> tuple:
     """One run; ``hold`` is (workers, n) with each worker's first step drawn (sampled) or (1, n)
     of mean hold times; ``rng`` draws every later step's durations when ``sampled``. Under
     seniority sharing, ``overtake`` is each direction's chance, ``group_weight`` the weights'
     prefix sums and ``link_words`` the raw words of the reference's link generator. ``ds`` is
     the discipline's state (``discipline.discipline_new``), ``may_abort`` whether it interrupts
-    steps, ``cutoff_rng`` the dynamic cutoff's generator and ``slack`` how many times the room
-    of uninterrupted steps the pending work is given."""
+    steps, ``cutoff_rng`` the dynamic cutoff's generator; ``heap_slack`` and ``link_slack`` are
+    how many times the room of uninterrupted steps the heap and each worker's transfers get."""
     n = kind.shape[0]
     nb = node_bits(n)
     node_mask = (1 << nb) - 1
@@ -177,7 +182,7 @@ def replay(
     in_link = np.zeros(workers * n if may_abort else 1, dtype=np.bool_)
     zombies = np.zeros(workers * n if may_abort else 1, dtype=np.int64)
     carried = np.zeros(2 * workers if may_abort else 1, dtype=np.int64)
-    carry_room = transfers_per_worker * slack
+    carry_room = transfers_per_worker * link_slack
 
     widest = max(carry_room[0], carry_room[1], 1)
     fair = fair_new(workers if sharing == SHARING_FAIR else 1, carry_room, capacity_alone, worker_cap)
@@ -205,7 +210,7 @@ def replay(
         if kind[i] == KIND_COMPUTE or kind[i] == KIND_PS:
             in_heap += 1
         max_successors = max(max_successors, succ_ptr[i + 1] - succ_ptr[i])
-    heap_room = (workers * in_heap + 8) * slack  # past this the run is repeated with more slack
+    heap_room = (workers * in_heap + 8) * heap_slack  # past this the run is repeated with more room
     # one event pushes at most a successor each, a lane's next op, a PS device's next op, a wake
     # and every worker's step start
     ht = np.empty(heap_room + max_successors + workers + 4, dtype=np.float64)
@@ -255,7 +260,7 @@ def replay(
 
     while True:
         if hn > heap_room:
-            status = STATUS_GROW
+            status = STATUS_GROW_HEAP
             break
         source = -1  # 0 the heap, 1 the arrivals, 2 + d direction d's timer
         t = inf
@@ -375,7 +380,7 @@ def replay(
                     if may_abort:
                         carried[2 * w + d] += 1
                         if carried[2 * w + d] > carry_room[d]:
-                            status = STATUS_GROW
+                            status = STATUS_GROW_LINK
                             closed = True
                             break
                     b = bits[s]
@@ -530,7 +535,7 @@ def replay(
     if status == STATUS_WINDOW_CLOSED:
         snapshot(acc, win_f[W_T1], links, ps_busy_s, ds, books1, accounts1)
     if ds[0][I_HIST_SHORT]:
-        status = STATUS_GROW  # a staleness value past the histogram: run again with a longer one
+        status = STATUS_GROW_STALENESS
     in_flight = link_connections(sharing, fair, fifo, sen, 0) + link_connections(sharing, fair, fifo, sen, 1)
     return (status, ops, win_f[W_T0], win_f[W_T1], win_i[W_COUNTED], own_steps, first_end, last_end, books0, books1,
             accounts0, accounts1, ds[10], in_flight, seniority_words_short(sen))

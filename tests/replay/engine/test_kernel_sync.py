@@ -117,17 +117,29 @@ def test_kernel_runs_again_when_interrupted_work_piles_up(sharing: str, monkeypa
     giving the reference's run."""
     from replay.engine.kernel import entry
 
-    slacks = []
+    rooms = []
     real = entry._replay
 
     def recorded(*args):
-        slacks.append(args[-1])
+        rooms.append(args[-2:])  # the heap's and the link's slack
         return real(*args)
 
     monkeypatch.setattr(entry, "_replay", recorded)
     kernel, reference = both(TRACES_DIR / "vgg" / "graph.json", 6, sharing, deterministic=False, seed=2,
                              bandwidth_bps=1e7, steps=3, discipline=discipline("static:0.05", "vgg", 1e7))
-    assert len(slacks) > 1
+    assert len(rooms) > 1
+    assert_same_run(kernel, reference)
+
+
+@needs_numba
+def test_kernel_runs_again_when_staleness_outgrows_its_histogram(monkeypatch):
+    """A staleness value past the histogram's end repeats the run with a longer one."""
+    from replay.engine.kernel import entry
+
+    monkeypatch.setattr(entry, "_histogram_size", lambda workers: 1)
+    kernel, reference = both(TRACES_DIR / "alexnet" / "graph.json", 4, "fair", deterministic=False, seed=4,
+                             discipline=sync_discipline("saps", 3))
+    assert reference.staleness_max > 0
     assert_same_run(kernel, reference)
 
 
