@@ -6,16 +6,20 @@ the last ``PAIRS_KEPT`` pairs of consecutive run-times. Here they are arrays: th
 (``mi`` holds its head and count) read oldest first, as the reference's deque is.
 
 An uncensored observation, one per gradient that arrives, is native: a log and at most one
-pair appended, the reference's arithmetic. The two calls made once per round run the reference's
-own NumPy functions in numba's object mode (``objmode``): the censored estimates of the workers
-a round cut (at its close, all of them in one call) and the cutoff of a round (at its opening), which draws scenarios of
-every worker's next run-time and picks the best of 64 candidates. Both sort the pairs with
-``np.argsort``, whose order among equal run-times is NumPy's own, and the decision draws with
-``Generator.integers`` over a (scenarios, workers) shape, takes ``np.quantile`` and
-``np.unique``; a native copy would have to reproduce each of them bit for bit to give the
-reference's cutoffs, while calling them costs some tens of microseconds per round against a
-round's thousands of events, so the kernel calls them. The generator is the reference's
-(``np.random.default_rng([seed, 0xC07])``), made by ``entry`` and passed through the kernel.
+pair appended, the reference's arithmetic. The two calls made at most once per round run the
+reference's own NumPy functions in numba's object mode (``objmode``): the censored estimates of
+the workers a round cut (at its close, all of them in one call) and the cutoff of a round (at
+its opening), which draws scenarios of every worker's next run-time and picks the best of 64
+candidates. Both sort the pairs with ``np.argsort``, whose order among equal run-times is
+NumPy's own, and the decision draws with ``Generator.integers`` over a (scenarios, workers)
+shape and takes ``np.quantile`` and ``np.unique``; a native copy would have to reproduce each of
+them bit for bit to give the reference's cutoffs. Called, they cost about 0.6 ms per decision
+(32 workers, 2,048 pairs kept) against a round's tens of thousands of events, and most rounds
+take none (the model not ready yet, the rounds that wait for everyone): on inception's graph at
+32 workers the dynamic cutoff replays at 6.0 M ops/s, the static one at 6.6 M. The generator is
+the reference's (``np.random.default_rng([seed, 0xC07])``), made by ``entry`` and passed
+through the kernel. The first decision in a process also loads the object-mode code (about
+0.1 s).
 """
 
 from __future__ import annotations
