@@ -11,9 +11,10 @@ moments. Where the reference keeps a structure the kernel cannot, an equivalent 
   at it, found again by a scan when the last of them moves on (once per step of the slowest);
 - ``sync``'s token queue holds R tokens of step 0, then max(N, R) of every later global step,
   taken first in, first out: the oldest token's step and how many of it were taken say it all;
-- ``saps``'s heap of (version read, worker, step id) with stale entries skipped becomes an
-  indexed heap of the workers' current steps keyed (version read, worker): the stale entries
-  never abort anyone, so the live ones come out in the same order;
+- ``saps``'s heap of (version read, worker, step id) with stale entries skipped becomes a heap
+  of the workers' current steps keyed (version read, worker), a worker's entry taken out when
+  its step ends: the stale entries never abort anyone, so the live ones come out in the same
+  order;
 - staleness values are counted in a histogram, since their summary (mean, percentile, maximum,
   counts) depends on the values, not on their order. A value past its end sets a flag and the
   run is repeated with a longer one.
@@ -92,7 +93,9 @@ NO_WAKE = -1.0  # what a call returns when the run needs no waking (the referenc
 @njit(cache=True)
 def discipline_new(code: int, workers: int, bound: int, replicas: int, update_s: float, rule: int, seconds: float,
                    gradients: int, histogram_size: int) -> tuple:
-    """A fresh run of discipline ``code`` for ``workers`` workers (``new_run`` of the reference)."""
+    """A fresh run of discipline ``code`` for ``workers`` workers (``new_run`` of the reference):
+    (ints, floats, start_version, completed (ssp), local_step (sync), round_of, in_flight,
+    step_start (cutoff), heap (saps), aborts, staleness histogram, the run-time model)."""
     di = np.zeros(N_INTS, dtype=np.int64)
     df = np.zeros(N_FLOATS, dtype=np.float64)
     di[I_CODE] = code
@@ -338,15 +341,9 @@ def may_start(ds: tuple, w: int) -> bool:
 
 @per_event
 def gates_steps(ds: tuple) -> bool:
+    """Whether the loop must ask ``may_start`` (the reference's ``gates_steps``)."""
     code = ds[0][I_CODE]
     return code == DISCIPLINE_SSP or code == DISCIPLINE_SYNC or code == DISCIPLINE_CUTOFF
-
-
-@per_event
-def one_update_per_step(code: int) -> bool:
-    """Whether every step applies its gradient as one update (async, ssp): their update and
-    gradient rates are the step rate, measured as steps are."""
-    return code != DISCIPLINE_SYNC and code != DISCIPLINE_CUTOFF and code != DISCIPLINE_SAPS
 
 
 # -- the cutoff's rounds -------------------------------------------------------------------------------------------
