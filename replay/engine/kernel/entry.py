@@ -19,6 +19,7 @@ from __future__ import annotations
 import functools
 import importlib
 import random
+import sys
 from types import ModuleType
 from typing import Any
 
@@ -138,7 +139,7 @@ def simulate_fast(
         if not deterministic:
             hold[w] = draw_hold_s(graph, np_rng)
 
-    overtake, group_weight = _seniority_arrays(compiled, workers, link, sharing)
+    overtake, group_weight, released, rank_weight = _seniority_arrays(compiled, workers, link, sharing)
     # Words of the reference's link generator for the overtake draws: about one join per worker,
     # step and direction, three words each; a run that needs more is repeated with four times as many.
     words_wanted = 0 if overtake.max() <= 0.0 else 6 * workers * (measured_steps + warmup_steps + 2) + 1024
@@ -160,7 +161,7 @@ def simulate_fast(
         parameters = (code, workers, *_discipline_parameters(code, run, update_s), histogram)
         raw = _replay(module, graph, workers, warmup_steps, measured_steps, link, sharing, begin,
                       hold if deterministic else hold.copy(), deterministic, np_rng, overtake, group_weight,
-                      link_words, parameters, may_abort, cutoff_rng, heap_slack, link_slack)
+                      released, rank_weight, link_words, parameters, may_abort, cutoff_rng, heap_slack, link_slack)
         if raw[0] == module.STATUS_GROW_HEAP:
             heap_slack *= 2
         elif raw[0] == module.STATUS_GROW_LINK:
@@ -193,15 +194,22 @@ def _discipline_parameters(code: int, run: DisciplineRun, update_s: float) -> tu
 
 
 def _seniority_arrays(compiled: CompiledGraph, workers: int, link: LinkConfig,
-                      sharing: SharingModel | None) -> tuple[np.ndarray, np.ndarray]:
+                      sharing: SharingModel | None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Each direction's overtake chance and the weights' prefix sums, as the reference's links
-    get them (``SenioritySharing.overtake_chance`` of the time a step's transfers take alone)."""
+    get them (``SenioritySharing.overtake_chance`` of the time a step's transfers take alone);
+    then, for released groups, (join window, leader's weight, whether ``sum()`` compensates) and
+    each group rank's weight, ``seniority ** -k`` as Python computes it. Released groups never
+    overtake: the reference's group link draws nothing."""
     if type(sharing) is not SenioritySharing:
-        return np.zeros(2), np.zeros(1)
+        return np.zeros(2), np.zeros(1), np.zeros(3), np.ones(1)
+    if sharing.join_window_s > 0.0:
+        compensated = 1.0 if sys.version_info >= (3, 12) else 0.0
+        return (np.zeros(2), np.zeros(1), np.array([sharing.join_window_s, sharing.leader_weight, compensated]),
+                np.array([sharing.seniority ** -k for k in range(workers)]))
     transfer_s = (8.0 * compiled.download_bytes / link.download_payload_bps(),
                   8.0 * compiled.upload_bytes / link.upload_payload_bps())
     return (np.array([sharing.overtake_chance(t) for t in transfer_s]),
-            np.array(_group_weights(sharing.seniority, workers)))
+            np.array(_group_weights(sharing.seniority, workers)), np.zeros(3), np.ones(1))
 
 
 def _link_words(seed: int, count: int) -> np.ndarray:
@@ -216,9 +224,9 @@ def _link_words(seed: int, count: int) -> np.ndarray:
 
 def _replay(module: ModuleType, graph: Any, workers: int, warmup_steps: int, measured_steps: int, link: LinkConfig,
             sharing: SharingModel | None, begin: np.ndarray, hold: np.ndarray, deterministic: bool,
-            np_rng: np.random.Generator, overtake: np.ndarray, group_weight: np.ndarray,
-            link_words: np.ndarray, discipline: tuple, may_abort: bool, cutoff_rng: np.random.Generator,
-            heap_slack: int, link_slack: int) -> tuple:
+            np_rng: np.random.Generator, overtake: np.ndarray, group_weight: np.ndarray, released: np.ndarray,
+            rank_weight: np.ndarray, link_words: np.ndarray, discipline: tuple, may_abort: bool,
+            cutoff_rng: np.random.Generator, heap_slack: int, link_slack: int) -> tuple:
     """One call of the compiled loop, with a fresh state of the discipline made of ``discipline``
     (``discipline_new``'s arguments); numba's own failures become ``KernelUnavailable``."""
     reverse = (link.reverse_efficiency(upload=False), link.reverse_efficiency(upload=True))
@@ -238,7 +246,7 @@ def _replay(module: ModuleType, graph: Any, workers: int, warmup_steps: int, mea
             np.array(reverse),
             np.array([float(link.worker_payload_caps(workers, upload=False)),
                       float(link.worker_payload_caps(workers, upload=True))]),
-            begin, hold, not deterministic, np_rng, overtake, group_weight, link_words,
+            begin, hold, not deterministic, np_rng, overtake, group_weight, link_words, released, rank_weight,
             state, may_abort, cutoff_rng, heap_slack, link_slack,
         )
     except Exception as exc:

@@ -139,12 +139,14 @@ def replay(
     loss_coupled: bool, contention: float, capacity_alone: np.ndarray, capacity_shared: np.ndarray,
     reverse: np.ndarray, worker_cap: np.ndarray, begin: np.ndarray, hold: np.ndarray, sampled: bool,
     rng: np.random.Generator, overtake: np.ndarray, group_weight: np.ndarray, link_words: np.ndarray,
+    released: np.ndarray, rank_weight: np.ndarray,
     ds: tuple, may_abort: bool, cutoff_rng: np.random.Generator, heap_slack: int, link_slack: int,
 ) -> tuple:
     """One run; ``hold`` is (workers, n) with each worker's first step drawn (sampled) or (1, n)
     of mean hold times; ``rng`` draws every later step's durations when ``sampled``. Under
     seniority sharing, ``overtake`` is each direction's chance, ``group_weight`` the weights'
-    prefix sums and ``link_words`` the raw words of the reference's link generator. ``ds`` is
+    prefix sums and ``link_words`` the raw words of the reference's link generator; ``released``
+    and ``rank_weight`` its released groups (``seniority_link.seniority_new``). ``ds`` is
     the discipline's state (``discipline.discipline_new``), ``may_abort`` whether it interrupts
     steps, ``cutoff_rng`` the dynamic cutoff's generator; ``heap_slack`` and ``link_slack`` are
     how many times the room of uninterrupted steps the heap and each worker's transfers get."""
@@ -188,7 +190,7 @@ def replay(
     fair = fair_new(workers if sharing == SHARING_FAIR else 1, carry_room, capacity_alone, worker_cap)
     fifo = fifo_new(workers * widest if sharing == SHARING_FIFO else 1, capacity_alone, worker_cap)
     sen = seniority_new(workers if sharing == SHARING_SENIORITY else 1, carry_room, capacity_alone,
-                        worker_cap, overtake, group_weight, link_words)
+                        worker_cap, overtake, group_weight, link_words, released, rank_weight)
     links = (sharing, fair, fifo, sen)
     done_worker = np.empty(workers * widest, dtype=np.int64)
     done_node = np.empty(workers * widest, dtype=np.int64)

@@ -17,7 +17,11 @@ CPython does: ``random()`` from two words (``(a >> 5) * 2^26 + (b >> 6)`` over `
 ``randrange(n)`` from one word per try (its top ``bit_length(n)`` bits, retried while ``>= n``).
 A run that needs more words than it was given says so (``rng[1]``) and is run again with more.
 
-State is a tuple of arrays whose first index is the direction (DOWNLINK, UPLINK).
+With a join window (released groups) connections join and are re-rated by ``group_link``
+instead, on the same arrays; the rest (advancing, timing, finishing) is shared.
+
+State is a tuple of arrays whose first index is the direction (DOWNLINK, UPLINK); its layout is
+``seniority_state``'s.
 """
 
 from __future__ import annotations
@@ -28,20 +32,28 @@ import numpy as np
 from numba import njit
 
 from replay.engine.kernel.fair_link import _flow_pop, _flow_push
+from replay.engine.kernel.group_link import group_join, group_rerate
 from replay.engine.kernel.jit import per_event
+from replay.engine.kernel.seniority_state import (
+    F_CAPACITY,
+    F_COMPENSATED,
+    F_GROUP_OPENED,
+    F_JOIN_WINDOW,
+    F_LEADER_WEIGHT,
+    F_OVERTAKE,
+    F_SERVED,
+    F_T_LAST,
+    F_WORKER_CAP,
+    I_ACTIVE,
+    I_CONNECTIONS,
+    I_EPOCH,
+    I_MOVING,
+    I_NEWEST_GROUP,
+    I_SEQ,
+    N_FLOAT_FIELDS,
+    N_INT_FIELDS,
+)
 
-# Float fields of a direction.
-F_CAPACITY = 0
-F_WORKER_CAP = 1
-F_T_LAST = 2
-F_SERVED = 3
-F_OVERTAKE = 4
-# Integer fields of a direction.
-I_ACTIVE = 0  # transfers in flight
-I_CONNECTIONS = 1  # connections in by_age
-I_MOVING = 2  # of them, from the oldest, those with a share
-I_SEQ = 3
-I_EPOCH = 4  # counts full re-ratings: a connection has a share while its epoch is the current one
 # The random words' cursor: rng[0] the next word, rng[1] set once a draw found none left.
 RNG_NEXT = 0
 RNG_SHORT = 1
@@ -49,14 +61,22 @@ RNG_SHORT = 1
 
 @njit(cache=True)
 def seniority_new(workers: int, per_worker: np.ndarray, capacity_bps: np.ndarray, worker_cap_bps: np.ndarray,
-                  overtake: np.ndarray, group_weight: np.ndarray, words: np.ndarray) -> tuple:
-    """Both directions idle; ``words`` the raw 32-bit outputs of the reference's link generator."""
-    lf = np.zeros((2, 5), dtype=np.float64)
-    li = np.zeros((2, 5), dtype=np.int64)
+                  overtake: np.ndarray, group_weight: np.ndarray, words: np.ndarray, released: np.ndarray,
+                  rank_weight: np.ndarray) -> tuple:
+    """Both directions idle; ``words`` the raw 32-bit outputs of the reference's link generator;
+    ``released`` the join window (0: no released groups), the leader's weight and whether the
+    reference's ``sum()`` is compensated; ``rank_weight`` the groups' weights by rank."""
+    lf = np.zeros((2, N_FLOAT_FIELDS), dtype=np.float64)
+    li = np.zeros((2, N_INT_FIELDS), dtype=np.int64)
     for d in range(2):
         lf[d, F_CAPACITY] = capacity_bps[d]
         lf[d, F_WORKER_CAP] = worker_cap_bps[d]
         lf[d, F_OVERTAKE] = overtake[d]
+        lf[d, F_JOIN_WINDOW] = released[0]
+        lf[d, F_LEADER_WEIGHT] = released[1]
+        lf[d, F_COMPENSATED] = released[2]
+        lf[d, F_GROUP_OPENED] = -math.inf
+        li[d, I_NEWEST_GROUP] = -1
     width = max(per_worker[0], per_worker[1], 1)
     clocks = np.zeros((2, workers), dtype=np.float64)
     rates = np.zeros((2, workers), dtype=np.float64)
@@ -68,8 +88,14 @@ def seniority_new(workers: int, per_worker: np.ndarray, capacity_bps: np.ndarray
     rng = np.zeros(2, dtype=np.int64)
     connection_rate = np.zeros((2, workers), dtype=np.float64)
     share_epoch = np.full((2, workers), -1, dtype=np.int64)
+    grouped = workers if released[0] > 0.0 else 1  # released groups' arrays, one entry when unused
+    group_of = np.zeros((2, grouped), dtype=np.int64)
+    is_leader = np.zeros((2, grouped), dtype=np.bool_)
+    weight = np.zeros((2, grouped), dtype=np.float64)
+    order = np.zeros((2, grouped), dtype=np.int64)
+    key = np.zeros((2, grouped), dtype=np.float64)
     return (lf, li, clocks, rates, count, tag, seq, node, by_age, group_weight, words, rng, connection_rate,
-            share_epoch)
+            share_epoch, group_of, is_leader, rank_weight, weight, order, key)
 
 
 @per_event
@@ -123,6 +149,9 @@ def _rerate(st: tuple, d: int) -> None:
     connection_rate, share_epoch = st[12], st[13]
     epoch = li[d, I_EPOCH] + 1
     li[d, I_EPOCH] = epoch
+    if lf[d, F_JOIN_WINDOW] > 0.0:
+        group_rerate(st, d, epoch)
+        return
     capacity = lf[d, F_CAPACITY]
     remaining = capacity
     cap = lf[d, F_WORKER_CAP]
@@ -176,7 +205,9 @@ def seniority_add(st: tuple, d: int, now: float, worker: int, node: int, bits: f
     _advance(st, d, now)
     li[d, I_SEQ] += 1
     joins = count[d, worker] == 0
-    if joins:
+    if joins and lf[d, F_JOIN_WINDOW] > 0.0:
+        group_join(st, d, now, worker)
+    elif joins:
         n = li[d, I_CONNECTIONS]
         overtake = lf[d, F_OVERTAKE]
         if n > 0 and overtake > 0.0 and _random(words, rng) < overtake:

@@ -3,7 +3,7 @@
 The kernel holds every synchronization discipline (``async``, ``ssp``, ``sync``, ``backup``,
 ``cutoff`` with a static, gradient-count or dynamic cutoff, and ``saps``) with equal workers,
 ``fair`` sharing (one connection per worker, equal interfaces, no stream cap), ``seniority``
-sharing (the default; with its overtakes, without released groups or a stream cap) and ``fifo``
+sharing (the default; with its overtakes or its released groups, without a stream cap) and ``fifo``
 sharing, under the ``trace`` and ``priority`` orders (``random`` under ``fair`` and ``seniority``
 too, where the order is never consulted), and no timeline recording. Everything else is a
 Python policy object the kernel cannot call per event without losing its speed, so those
@@ -74,8 +74,6 @@ def unsupported_setting(
         return f"--sharing {sharing.name}"
     if type(sharing) in (FairSharing, SenioritySharing) and sharing.max_streams is not None:
         return "--max-streams"
-    if type(sharing) is SenioritySharing and sharing.join_window_s > 0.0:
-        return "--join-window (released groups)"
     if type(sharing) is SenioritySharing and sharing.fair_downloads:
         return "seniority with fair downloads"
     if order is not None and type(order) not in (TraceOrder, PriorityOrder, RandomOrder):

@@ -189,8 +189,15 @@ def test_kernel_refuses_what_the_discipline_refuses():
 def test_predict_with_a_discipline_runs_on_the_kernel(words: list[str], tmp_path: Path, graph_file: Path,
                                                       monkeypatch):
     """`replay predict --sync ...` under the default engine ("auto") replays on the kernel, and
-    predicts what the Python engine predicts (backup under the default sharing without its
-    released groups, which the kernel does not hold)."""
+    predicts what the Python engine predicts (backup here under plain seniority, its released
+    groups switched off; test_kernel_groups runs them)."""
+    assert_predicts_on_the_kernel(words, tmp_path, graph_file, monkeypatch)
+
+
+def assert_predicts_on_the_kernel(words: list[str], tmp_path: Path, graph_file: Path,
+                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """`replay predict ... words` for 1 and 3 workers replays both on the kernel under "auto" and
+    predicts what `--engine python` predicts."""
     calls = kernel_calls(monkeypatch)
     common = ["predict", str(graph_file), "--workers", "1,3", "--bandwidth", "100mbit", "--steps", "4", "--seeds",
               "1", "--jobs", "1", "--no-timelines", *words]
