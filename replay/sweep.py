@@ -23,7 +23,13 @@ from typing import Any
 
 from replay.calibration import Calibration, calibrate_compute_scale
 from replay.engine.compiled import CompiledGraph, compile_graph
-from replay.engine.kernel import KernelUnavailable, compile_kernel, simulate_fast, unsupported_setting
+from replay.engine.kernel import (
+    KernelUnavailable,
+    compile_kernel,
+    kernel_unavailable,
+    simulate_fast,
+    unsupported_setting,
+)
 from replay.engine.link import LinkConfig, profiled_link
 from replay.engine.loop import DurationModel, ReplayTimeOverflow, RunResult, one_step_time_s, simulate
 from replay.engine.order import OrderPolicy, order_policy
@@ -605,10 +611,7 @@ def _record_timeline(
     )
     calibration = calibration or found
     one_step = one_step_time_s(compiled, link, sharing=sharing, order=order, compute_scale=calibration.compute_scale)
-    result = simulate(
-        compiled,
-        workers,
-        link,
+    run = dict(
         sharing=sharing,
         order=order,
         durations=DurationModel(calibration.compute_scale, settings.deterministic),
@@ -622,7 +625,14 @@ def _record_timeline(
         worker_speeds=tuple(settings.worker_speeds),
         discipline=settings.discipline(),
     )
-    return result, compiled, link
+    if settings.engine != "python" and kernel_unavailable() is None and unsupported_setting(
+            workers=workers, link=link, sharing=sharing, order=order, discipline=run["discipline"],
+            slowdown=run["slowdown"], worker_speeds=run["worker_speeds"], record_steps=steps) is None:
+        try:  # the same record as the Python engine's (tests/replay/engine/test_kernel_timeline.py)
+            return simulate_fast(compiled, workers, link, **run), compiled, link
+        except KernelUnavailable as exc:
+            _engine_notice(str(exc))
+    return simulate(compiled, workers, link, **run), compiled, link
 
 
 @contextmanager

@@ -274,6 +274,15 @@ def _saps_step_end(ds: tuple, w: int) -> None:
 
 
 @per_event
+def step_applied(ds: tuple, w: int) -> bool:
+    """The reference's ``last_applied`` for the step ``w`` is about to end (asked before
+    ``step_end``): only ``sync`` and ``backup`` drop a step's gradient, one computed on a step the
+    accumulators have left behind."""
+    di = ds[0]
+    return not (di[I_CODE] == DISCIPLINE_SYNC and ds[4][w] < di[I_VERSION])
+
+
+@per_event
 def plain_step_end(ds: tuple, w: int, now: float) -> float:
     """``on_step_end`` of every discipline but the cutoff: when to wake the run, or ``NO_WAKE``."""
     di, local_step = ds[0], ds[4]

@@ -37,6 +37,7 @@ from replay.engine.kernel.support import (
     sharing_code,
     unsupported_setting,
 )
+from replay.engine.kernel.timeline_rows import C_RECORD_STEPS, timeline_record
 from replay.engine.link import LinkConfig
 from replay.engine.loop import (
     DurationModel,
@@ -161,7 +162,8 @@ def simulate_fast(
         parameters = (code, workers, *_discipline_parameters(code, run, update_s), histogram)
         raw = _replay(module, graph, workers, warmup_steps, measured_steps, link, sharing, begin,
                       hold if deterministic else hold.copy(), deterministic, np_rng, overtake, group_weight,
-                      released, rank_weight, link_words, parameters, may_abort, cutoff_rng, heap_slack, link_slack)
+                      released, rank_weight, link_words, record_steps, parameters, may_abort, cutoff_rng,
+                      heap_slack, link_slack)
         if raw[0] == module.STATUS_GROW_HEAP:
             heap_slack *= 2
         elif raw[0] == module.STATUS_GROW_LINK:
@@ -225,7 +227,7 @@ def _link_words(seed: int, count: int) -> np.ndarray:
 def _replay(module: ModuleType, graph: Any, workers: int, warmup_steps: int, measured_steps: int, link: LinkConfig,
             sharing: SharingModel | None, begin: np.ndarray, hold: np.ndarray, deterministic: bool,
             np_rng: np.random.Generator, overtake: np.ndarray, group_weight: np.ndarray, released: np.ndarray,
-            rank_weight: np.ndarray, link_words: np.ndarray, discipline: tuple, may_abort: bool,
+            rank_weight: np.ndarray, link_words: np.ndarray, record_steps: int, discipline: tuple, may_abort: bool,
             cutoff_rng: np.random.Generator, heap_slack: int, link_slack: int) -> tuple:
     """One call of the compiled loop, with a fresh state of the discipline made of ``discipline``
     (``discipline_new``'s arguments); numba's own failures become ``KernelUnavailable``."""
@@ -247,7 +249,7 @@ def _replay(module: ModuleType, graph: Any, workers: int, warmup_steps: int, mea
             np.array([float(link.worker_payload_caps(workers, upload=False)),
                       float(link.worker_payload_caps(workers, upload=True))]),
             begin, hold, not deterministic, np_rng, overtake, group_weight, link_words, released, rank_weight,
-            state, may_abort, cutoff_rng, heap_slack, link_slack,
+            record_steps, state, may_abort, cutoff_rng, heap_slack, link_slack,
         )
     except Exception as exc:
         if _is_numba_error(exc):
@@ -266,7 +268,7 @@ def _run_result(compiled: CompiledGraph, workers: int, link: LinkConfig, raw: tu
     with ``sum`` as the reference sums its lists). The staleness histogram is spread back into
     values: their summary depends on the values only, not on the order they came in."""
     (status, ops, t0, t1, counted, own_steps, first_end, last_end, books0, books1, accounts0, accounts1,
-     histogram, in_flight) = raw
+     histogram, in_flight, timeline) = raw
     if status == module.STATUS_TIME_OVERFLOW:
         raise time_overflow()
     if status != module.STATUS_WINDOW_CLOSED:
@@ -312,5 +314,6 @@ def _run_result(compiled: CompiledGraph, workers: int, link: LinkConfig, raw: tu
         ps_utilization=min(1.0, (served1[2] - served0[2]) / (compiled.n_ps_lanes * window)),
         simulated_ops=int(ops),
         end_time_s=t1,
-        timeline=None,
+        timeline=timeline_record(timeline) if timeline[0][C_RECORD_STEPS] else None,
     )
+

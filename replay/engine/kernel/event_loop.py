@@ -37,11 +37,13 @@ from replay.engine.kernel.discipline import (  # discipline_new: entry makes the
     NO_WAKE,
     discipline_new,  # noqa: F401
     first_wake,
+    step_applied,
     step_end,
     wake,
 )
 from replay.engine.kernel.discipline import step_start as step_start_discipline
 from replay.engine.kernel.fair_link import fair_new
+from replay.engine.kernel.fifo_link import I_BUSY as FIFO_BUSY
 from replay.engine.kernel.fifo_link import fifo_new
 from replay.engine.kernel.gate import gate_new
 from replay.engine.kernel.heap import (
@@ -67,6 +69,8 @@ from replay.engine.kernel.links import (
 from replay.engine.kernel.seniority_link import seniority_new, seniority_words_short
 from replay.engine.kernel.steps import W_COUNTED, W_HAVE_T0, W_T0, W_T1, end_step, resume, snapshot
 from replay.engine.kernel.support import SHARING_FAIR, SHARING_FIFO, SHARING_SENIORITY
+from replay.engine.kernel.timeline import fifo_admitted, record_done, timeline_new
+from replay.engine.kernel.timeline_rows import OUTCOME_APPLIED, OUTCOME_DROPPED
 
 # How a run ended.
 STATUS_WINDOW_CLOSED = 0  # the measured steps completed
@@ -110,8 +114,9 @@ def direction_bps(d: int, other_busy: bool, is_contended: bool, contention: floa
 def _pass_ps_device(p: int, t: float, hn: int, seq: int, ht: np.ndarray, hs: np.ndarray, hp: np.ndarray,
                     ps_busy: np.ndarray, ps_ring: np.ndarray, ps_head: np.ndarray, ps_count: np.ndarray,
                     ps_queue_offset: np.ndarray, ps_queue_capacity: np.ndarray, hold: np.ndarray, row_of: int,
-                    nb: int) -> tuple:
-    """PS device ``p`` finished an op: start the next queued one, or leave it idle; returns (hn, seq)."""
+                    nb: int, recording: bool, started: np.ndarray) -> tuple:
+    """PS device ``p`` finished an op: start the next queued one (its start kept while
+    ``recording``), or leave it idle; returns (hn, seq)."""
     if ps_count[p]:
         queued = ps_ring[ps_queue_offset[p] + ps_head[p]]
         ps_head[p] += 1
@@ -120,6 +125,8 @@ def _pass_ps_device(p: int, t: float, hn: int, seq: int, ht: np.ndarray, hs: np.
         ps_count[p] -= 1
         w2 = queued >> nb
         j = queued & ((1 << nb) - 1)
+        if recording:
+            started[w2 * hold.shape[1] + j] = t
         hn = event_push(ht, hs, hp, hn, t + hold[w2 * row_of, j], seq, pack_event(EV_DONE, w2, j, nb))
         seq += 1
     else:
@@ -139,14 +146,15 @@ def replay(
     loss_coupled: bool, contention: float, capacity_alone: np.ndarray, capacity_shared: np.ndarray,
     reverse: np.ndarray, worker_cap: np.ndarray, begin: np.ndarray, hold: np.ndarray, sampled: bool,
     rng: np.random.Generator, overtake: np.ndarray, group_weight: np.ndarray, link_words: np.ndarray,
-    released: np.ndarray, rank_weight: np.ndarray,
+    released: np.ndarray, rank_weight: np.ndarray, record_steps: int,
     ds: tuple, may_abort: bool, cutoff_rng: np.random.Generator, heap_slack: int, link_slack: int,
 ) -> tuple:
     """One run; ``hold`` is (workers, n) with each worker's first step drawn (sampled) or (1, n)
     of mean hold times; ``rng`` draws every later step's durations when ``sampled``. Under
     seniority sharing, ``overtake`` is each direction's chance, ``group_weight`` the weights'
     prefix sums and ``link_words`` the raw words of the reference's link generator; ``released``
-    and ``rank_weight`` its released groups (``seniority_link.seniority_new``). ``ds`` is
+    and ``rank_weight`` its released groups (``seniority_link.seniority_new``). The first
+    ``record_steps`` steps of every worker are recorded (``timeline``). ``ds`` is
     the discipline's state (``discipline.discipline_new``), ``may_abort`` whether it interrupts
     steps, ``cutoff_rng`` the dynamic cutoff's generator; ``heap_slack`` and ``link_slack`` are
     how many times the room of uninterrupted steps the heap and each worker's transfers get."""
@@ -192,6 +200,13 @@ def replay(
     sen = seniority_new(workers if sharing == SHARING_SENIORITY else 1, carry_room, capacity_alone,
                         worker_cap, overtake, group_weight, link_words, released, rank_weight)
     links = (sharing, fair, fifo, sen)
+    recording = record_steps > 0
+    n_transfers = 0
+    for j in range(n):
+        if kind[j] == KIND_DOWNLOAD or kind[j] == KIND_UPLOAD:
+            n_transfers += 1
+    tl = timeline_new(workers, n, record_steps, n - n_transfers, n_transfers)
+    started, admitted = tl[7], tl[8]
     done_worker = np.empty(workers * widest, dtype=np.int64)
     done_node = np.empty(workers * widest, dtype=np.int64)
     link_sched = np.full(2, inf)
@@ -247,7 +262,7 @@ def replay(
     win_i = np.zeros(3, dtype=np.int64)
     win_f = np.zeros(2, dtype=np.float64)
     win_f[W_T1] = inf
-    win = (win_i, win_f, steps_done, first_end, last_end, own_steps)
+    win = (win_i, win_f, steps_done, first_end, last_end, own_steps, tl, step_start)
     books0 = np.zeros(6)
     books1 = np.zeros(6)
     accounts0 = np.zeros((4, workers))
@@ -321,19 +336,22 @@ def replay(
                         zombies[base + i] -= 1
                     elif k == KIND_PS:
                         hn, seq = _pass_ps_device(lane[i], t, hn, seq, ht, hs, hp, ps_busy, ps_ring, ps_head,
-                                                  ps_count, ps_queue_offset, ps_queue_capacity, hold, row_of, nb)
+                                                  ps_count, ps_queue_offset, ps_queue_capacity, hold, row_of, nb,
+                                                  recording, started)
                     continue
                 if k == KIND_DOWNLOAD or k == KIND_UPLOAD:
                     in_link[base + i] = False
             if k == KIND_PS:
                 ps_busy_s += hold[row, i]
                 hn, seq = _pass_ps_device(lane[i], t, hn, seq, ht, hs, hp, ps_busy, ps_ring, ps_head, ps_count,
-                                          ps_queue_offset, ps_queue_capacity, hold, row_of, nb)
+                                          ps_queue_offset, ps_queue_capacity, hold, row_of, nb, recording, started)
             elif k == KIND_DOWNLOAD:
                 if params_out[w] == 1 and busy_lanes[w] == 0:
                     acct[1, w] += t - acct_t[w]
                     acct_t[w] = t
                 params_out[w] -= 1
+            if recording:
+                record_done(tl, w, i, n, k == KIND_DOWNLOAD or k == KIND_UPLOAD, t, delay_s, steps_done[w])
             closed = False
             for e in range(succ_ptr[i], succ_ptr[i + 1]):
                 s = succ_idx[e]
@@ -358,6 +376,8 @@ def replay(
                                 acct[2, w] += dt
                             acct_t[w] = t
                         busy_lanes[w] += 1
+                        if recording:
+                            started[base + s] = t
                         hn = event_push(ht, hs, hp, hn, t + hold[row, s], seq,
                                         pack_event(EV_DONE, w, s, nb))
                         seq += 1
@@ -374,6 +394,8 @@ def replay(
                             ps_count[p] += 1
                         else:
                             ps_busy[p] = True
+                            if recording:
+                                started[base + s] = t
                             hn = event_push(ht, hs, hp, hn, t + hold[row, s], seq,
                                             pack_event(EV_DONE, w, s, nb))
                             seq += 1
@@ -386,6 +408,10 @@ def replay(
                             closed = True
                             break
                     b = bits[s]
+                    if recording:
+                        started[base + s] = t
+                        if b <= 0.0 or sharing != SHARING_FIFO:  # fifo admits when it starts serving
+                            admitted[base + s] = t
                     if b <= 0.0:
                         a_count = _arrive(at, as_, ap, a_head, a_count, t + delay_s, seq, pack_event(EV_DONE, w, s, nb))
                         seq += 1
@@ -433,11 +459,13 @@ def replay(
                     # The worker's step is over: its gradient reaches the PS; the discipline
                     # decides what follows.
                     ops += 1
+                    outcome = OUTCOME_APPLIED if step_applied(ds, w) else OUTCOME_DROPPED
                     wake_at = step_end(ds, w, t)
                     if wake_at != NO_WAKE:
                         hn = event_push(ht, hs, hp, hn, wake_at, seq, pack_event(EV_SYNC, 0, 0, nb))
                         seq += 1
-                    if end_step(w, t, win, warmup_steps, target, acc, links, ps_busy_s, ds, books0, accounts0):
+                    if end_step(w, t, win, warmup_steps, target, acc, links, ps_busy_s, ds, books0, accounts0,
+                                outcome):
                         status = STATUS_WINDOW_CLOSED
                         closed = True
                         break
@@ -460,6 +488,8 @@ def replay(
                 if lane_queued[lq]:
                     j = rank_pop(lane_queue, w * lane_width + lane_offset[lane[i]], lane_queued[lq], lane_rank)
                     lane_queued[lq] -= 1
+                    if recording:
+                        started[base + j] = t
                     hn = event_push(ht, hs, hp, hn, t + hold[row, j], seq, pack_event(EV_DONE, w, j, nb))
                     seq += 1
                 else:
@@ -470,7 +500,10 @@ def replay(
                     busy_lanes[w] -= 1
         elif code == EV_LINK:
             d = w  # always the live timer: superseded ones never enter a source
+            was_busy = fifo[1][d, FIFO_BUSY] == 1 if sharing == SHARING_FIFO else False
             n_done = link_pop_finished(sharing, fair, fifo, sen, d, t, done_worker, done_node)
+            if recording and sharing == SHARING_FIFO:
+                fifo_admitted(tl, fifo, d, was_busy, n_done, t, n)
             for q in range(n_done):
                 a_count = _arrive(at, as_, ap, a_head, a_count, t + delay_s, seq,
                                   pack_event(EV_DONE, done_worker[q], done_node[q], nb))
@@ -522,6 +555,8 @@ def replay(
                 ps_count[p] += 1
             else:
                 ps_busy[p] = True
+                if recording:
+                    started[w * n + i] = t
                 hn = event_push(ht, hs, hp, hn, t + hold[w * row_of, i], seq, pack_event(EV_DONE, w, i, nb))
                 seq += 1
         # The reference draws a step's durations when it starts, mid-event, but reads the ended
@@ -540,4 +575,4 @@ def replay(
         status = STATUS_GROW_STALENESS
     in_flight = link_connections(sharing, fair, fifo, sen, 0) + link_connections(sharing, fair, fifo, sen, 1)
     return (status, ops, win_f[W_T0], win_f[W_T1], win_i[W_COUNTED], own_steps, first_end, last_end, books0, books1,
-            accounts0, accounts1, ds[10], in_flight, seniority_words_short(sen))
+            accounts0, accounts1, ds[10], in_flight, tl, seniority_words_short(sen))

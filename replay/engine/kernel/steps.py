@@ -10,7 +10,7 @@ tuples:
 - ``acc``: (acct (4, N): computing, waiting for parameters, for the link, for peers; acct_t;
   busy_lanes; params_out; waiting_for_peers);
 - ``win``: (ints [warm, have_t0, counted], floats [t0, t1], steps_done, first_end, last_end,
-  own_steps);
+  own_steps, the timeline's record (``timeline``), step_start);
 - ``links``: the sharing code and the three models' states, as ``links`` takes them;
 - ``work``: what an interruption abandons (abort_seq, lane_busy, lane_queued, the PS queues'
   ring, heads, counts, offsets and capacities, in_link, zombies, the transfer nodes);
@@ -35,6 +35,8 @@ from replay.engine.kernel.gate import release, wait_at_back
 from replay.engine.kernel.heap import EV_DONE, event_push, pack_event
 from replay.engine.kernel.jit import per_event
 from replay.engine.kernel.links import link_served_bits
+from replay.engine.kernel.timeline import record_step
+from replay.engine.kernel.timeline_rows import OUTCOME_ABORTED
 
 W_WARM = 0
 W_HAVE_T0 = 1
@@ -79,10 +81,12 @@ def snapshot(acc: tuple, now: float, links: tuple, ps_busy_s: float, ds: tuple, 
 
 @njit(cache=True)
 def end_step(w: int, t: float, win: tuple, warmup_steps: int, target: int, acc: tuple, links: tuple,
-             ps_busy_s: float, ds: tuple, books0: np.ndarray, accounts0: np.ndarray) -> bool:
-    """Account worker ``w``'s step that ended at ``t``; True when the measurement window closes.
-    At the window's opening the discipline starts counting staleness values."""
-    wi, wf, steps_done, first_end, last_end, own_steps = win
+             ps_busy_s: float, ds: tuple, books0: np.ndarray, accounts0: np.ndarray, outcome: int) -> bool:
+    """Account worker ``w``'s step that ended at ``t`` with ``outcome`` (``timeline.OUTCOME_*``,
+    recorded if it is one of the first steps); True when the measurement window closes. At the
+    window's opening the discipline starts counting staleness values."""
+    wi, wf, steps_done, first_end, last_end, own_steps = win[0], win[1], win[2], win[3], win[4], win[5]
+    record_step(win[6], w, steps_done[w], win[7][w], t, outcome)
     steps_done[w] += 1
     if not wi[W_HAVE_T0]:
         if steps_done[w] == warmup_steps:
@@ -161,7 +165,7 @@ def resume(first: int, t: float, hn: int, seq: int, n_redraw: int, ds: tuple, ga
     for q in range(n_victims):
         v = victims[q]
         interrupt(v, t, seq, acc, work, n, n_lanes, nb)
-        if end_step(v, t, win, warmup_steps, target, acc, links, ps_busy_s, ds, books0, accounts0):
+        if end_step(v, t, win, warmup_steps, target, acc, links, ps_busy_s, ds, books0, accounts0, OUTCOME_ABORTED):
             return hn, seq, n_redraw, True
     count = 0
     if not gates_steps(ds):

@@ -5,7 +5,7 @@ The kernel holds every synchronization discipline (``async``, ``ssp``, ``sync``,
 ``fair`` sharing (one connection per worker, equal interfaces, no stream cap), ``seniority``
 sharing (the default; with its overtakes or its released groups, without a stream cap) and ``fifo``
 sharing, under the ``trace`` and ``priority`` orders (``random`` under ``fair`` and ``seniority``
-too, where the order is never consulted), and no timeline recording. Everything else is a
+too, where the order is never consulted), with or without timeline recording. Everything else is a
 Python policy object the kernel cannot call per event without losing its speed, so those
 replays stay with the reference engine. Disciplines are compared by exact type, as sharing
 models are: a subclass is another discipline, which the kernel does not know. This module only
@@ -88,7 +88,5 @@ def unsupported_setting(
     for upload in (False, True):
         if isinstance(link.worker_payload_caps(workers, upload=upload), list):
             return "--worker-bandwidths (unequal worker interfaces)"
-    if record_steps:
-        return "timeline recording"
     return None
 

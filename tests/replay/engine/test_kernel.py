@@ -51,9 +51,9 @@ def assert_same_run(kernel: RunResult, reference: RunResult) -> None:
 
 def both(graph_path: Path, workers: int, sharing: str, *, deterministic: bool, seed: int = 0,
          order: object = None, bandwidth_bps: float = 1e8, steps: int = 3,
-         discipline: SyncDiscipline | None = None) -> tuple[RunResult, RunResult]:
+         discipline: SyncDiscipline | None = None, record_steps: int = 0) -> tuple[RunResult, RunResult]:
     """The reference's and the kernel's run of one configuration on a shaped, contended link,
-    workers staggered over one step as a sweep starts them."""
+    workers staggered over one step as a sweep starts them (their first ``record_steps`` recorded)."""
     graph = load_stepgraph(graph_path)
     compiled = compile_graph(graph)
     # ACK coupling and contention efficiency exercise every capacity change of a direction.
@@ -61,7 +61,7 @@ def both(graph_path: Path, workers: int, sharing: str, *, deterministic: bool, s
     kwargs = dict(sharing=SHARING[sharing], order=order or TraceOrder(),
                   durations=DurationModel(compute_scale=1.1, deterministic=deterministic), measured_steps=steps,
                   warmup_steps=2, seed=seed, stagger_s=one_step_time_s(compiled, link, sharing=SHARING[sharing]),
-                  discipline=discipline)
+                  discipline=discipline, record_steps=record_steps)
     return simulate_fast(compiled, workers, link, **kwargs), simulate(compiled, workers, link, **kwargs)
 
 
@@ -169,7 +169,6 @@ class CustomDiscipline(AsyncTraining):
         ({"slowdown": parse_slowdown("straggler:4:0.05")}, "--slowdown straggler"),
         ({"worker_speeds": (1.0, 0.5)}, "--worker-speeds"),
         ({"link": LinkConfig(1e9, 1e9, worker_bandwidths_bps=(1e8,))}, "--worker-bandwidths"),
-        ({"record_steps": 2}, "timeline recording"),
     ],
 )
 def test_kernel_names_what_it_does_not_hold(setting: dict, words: str):
