@@ -27,6 +27,7 @@ import numpy as np
 
 from replay.engine.compiled import KIND_PS, CompiledGraph
 from replay.engine.kernel.layout import draw_hold_s, layout_graph
+from replay.engine.kernel.multipliers import scaled_first_steps, step_factors
 from replay.engine.kernel.support import (
     CUTOFF_RULES,
     DISCIPLINE_CUTOFF,
@@ -141,6 +142,10 @@ def simulate_fast(
             hold[w] = draw_hold_s(graph, np_rng)
 
     overtake, group_weight, released, rank_weight = _seniority_arrays(compiled, workers, link, sharing)
+    # Unequal workers: each worker's step multipliers, for about twice the steps an equal worker
+    # makes (fast workers make more); a run that needs more is repeated with four times as many.
+    factor_columns = 2 * (measured_steps + warmup_steps) + 8
+    factors = step_factors(slowdown, worker_speeds, workers, seed, factor_columns)
     # Words of the reference's link generator for the overtake draws: about one join per worker,
     # step and direction, three words each; a run that needs more is repeated with four times as many.
     words_wanted = 0 if overtake.max() <= 0.0 else 6 * workers * (measured_steps + warmup_steps + 2) + 1024
@@ -158,11 +163,14 @@ def simulate_fast(
     generator_state = np_rng.bit_generator.state
     while True:
         link_words = _link_words(seed, words_wanted)
+        first_hold = hold if deterministic else hold.copy()
+        if factors is not None:
+            first_hold = scaled_first_steps(first_hold, graph.kind, factors)
         cutoff_rng = np.random.default_rng([seed, 0xC07])  # CutoffRun's generator, drawn only by its model
         parameters = (code, workers, *_discipline_parameters(code, run, update_s), histogram)
         raw = _replay(module, graph, workers, warmup_steps, measured_steps, link, sharing, begin,
-                      hold if deterministic else hold.copy(), deterministic, np_rng, overtake, group_weight,
-                      released, rank_weight, link_words, record_steps, parameters, may_abort, cutoff_rng,
+                      first_hold, deterministic, np_rng, overtake, group_weight,
+                      released, rank_weight, link_words, record_steps, factors, parameters, may_abort, cutoff_rng,
                       heap_slack, link_slack)
         if raw[0] == module.STATUS_GROW_HEAP:
             heap_slack *= 2
@@ -172,8 +180,11 @@ def simulate_fast(
             histogram *= 4
         elif raw[-1]:
             words_wanted *= 4
+        elif raw[-2]:
+            factor_columns *= 4
+            factors = step_factors(slowdown, worker_speeds, workers, seed, factor_columns)
         else:
-            return _run_result(compiled, workers, link, raw[:-1], module, run)
+            return _run_result(compiled, workers, link, raw[:-2], module, run)
         np_rng.bit_generator.state = generator_state  # the repeat draws the same durations
 
 
@@ -227,7 +238,8 @@ def _link_words(seed: int, count: int) -> np.ndarray:
 def _replay(module: ModuleType, graph: Any, workers: int, warmup_steps: int, measured_steps: int, link: LinkConfig,
             sharing: SharingModel | None, begin: np.ndarray, hold: np.ndarray, deterministic: bool,
             np_rng: np.random.Generator, overtake: np.ndarray, group_weight: np.ndarray, released: np.ndarray,
-            rank_weight: np.ndarray, link_words: np.ndarray, record_steps: int, discipline: tuple, may_abort: bool,
+            rank_weight: np.ndarray, link_words: np.ndarray, record_steps: int, factors: np.ndarray | None,
+            discipline: tuple, may_abort: bool,
             cutoff_rng: np.random.Generator, heap_slack: int, link_slack: int) -> tuple:
     """One call of the compiled loop, with a fresh state of the discipline made of ``discipline``
     (``discipline_new``'s arguments); numba's own failures become ``KernelUnavailable``."""
@@ -249,7 +261,8 @@ def _replay(module: ModuleType, graph: Any, workers: int, warmup_steps: int, mea
             np.array([float(link.worker_payload_caps(workers, upload=False)),
                       float(link.worker_payload_caps(workers, upload=True))]),
             begin, hold, not deterministic, np_rng, overtake, group_weight, link_words, released, rank_weight,
-            record_steps, state, may_abort, cutoff_rng, heap_slack, link_slack,
+            record_steps, graph.mean_hold_s, np.ones((1, 1)) if factors is None else factors, factors is not None,
+            state, may_abort, cutoff_rng, heap_slack, link_slack,
         )
     except Exception as exc:
         if _is_numba_error(exc):

@@ -134,6 +134,22 @@ def _pass_ps_device(p: int, t: float, hn: int, seq: int, ht: np.ndarray, hs: np.
     return hn, seq
 
 
+@per_event
+def _scale_step(hold: np.ndarray, v: int, kind: np.ndarray, factors: np.ndarray, step_index: np.ndarray) -> bool:
+    """Multiply worker ``v``'s starting step's compute by its next multiplier, as the reference's
+    ``worker_hold`` does; True when its row of multipliers is used up (the run is repeated)."""
+    k = step_index[v]
+    step_index[v] = k + 1
+    if k >= factors.shape[1]:
+        return True
+    f = factors[v, k]
+    if f != 1.0:
+        for j in range(kind.shape[0]):
+            if kind[j] == KIND_COMPUTE:
+                hold[v, j] = hold[v, j] * f
+    return False
+
+
 @njit(cache=True)
 def replay(
     kind: np.ndarray, succ_ptr: np.ndarray, succ_idx: np.ndarray, indegree: np.ndarray, lane: np.ndarray,
@@ -146,7 +162,8 @@ def replay(
     loss_coupled: bool, contention: float, capacity_alone: np.ndarray, capacity_shared: np.ndarray,
     reverse: np.ndarray, worker_cap: np.ndarray, begin: np.ndarray, hold: np.ndarray, sampled: bool,
     rng: np.random.Generator, overtake: np.ndarray, group_weight: np.ndarray, link_words: np.ndarray,
-    released: np.ndarray, rank_weight: np.ndarray, record_steps: int,
+    released: np.ndarray, rank_weight: np.ndarray, record_steps: int, mean_hold: np.ndarray, factors: np.ndarray,
+    scaled: bool,
     ds: tuple, may_abort: bool, cutoff_rng: np.random.Generator, heap_slack: int, link_slack: int,
 ) -> tuple:
     """One run; ``hold`` is (workers, n) with each worker's first step drawn (sampled) or (1, n)
@@ -154,7 +171,10 @@ def replay(
     seniority sharing, ``overtake`` is each direction's chance, ``group_weight`` the weights'
     prefix sums and ``link_words`` the raw words of the reference's link generator; ``released``
     and ``rank_weight`` its released groups (``seniority_link.seniority_new``). The first
-    ``record_steps`` steps of every worker are recorded (``timeline``). ``ds`` is
+    ``record_steps`` steps of every worker are recorded (``timeline``). When ``scaled`` (unequal
+    workers), ``hold`` has a row per worker with its first step scaled, and each later step's
+    compute is multiplied by the worker's next ``factors`` (``multipliers``); ``mean_hold`` is
+    the (1, n) means a step of mean durations starts from. ``ds`` is
     the discipline's state (``discipline.discipline_new``), ``may_abort`` whether it interrupts
     steps, ``cutoff_rng`` the dynamic cutoff's generator; ``heap_slack`` and ``link_slack`` are
     how many times the room of uninterrupted steps the heap and each worker's transfers get."""
@@ -162,7 +182,10 @@ def replay(
     nb = node_bits(n)
     node_mask = (1 << nb) - 1
     inf = math.inf
-    row_of = 1 if sampled else 0  # a worker's row of ``hold``
+    per_worker = sampled or scaled  # each worker has its own row of ``hold``
+    row_of = 1 if per_worker else 0  # a worker's row of ``hold``
+    step_index = np.ones(workers, dtype=np.int64)  # each worker's next multiplier (the first is applied)
+    factors_short = False
 
     pending = np.empty(workers * n, dtype=np.int64)
     for w in range(workers):
@@ -473,7 +496,7 @@ def replay(
                         acct[2, w] += t - acct_t[w]
                         acct_t[w] = t
                     hn, seq, n_redraw, closed = resume(
-                        w, t, hn, seq, n_redraw, ds, gate, starts, redraw, sampled, win, warmup_steps, target, acc,
+                        w, t, hn, seq, n_redraw, ds, gate, starts, redraw, per_worker, win, warmup_steps, target, acc,
                         links, ps_busy_s, books0, accounts0, work, heap, pending, indegree, step_start, n_downloads,
                         start_node, n_lanes, nb)
                     if closed:
@@ -540,7 +563,7 @@ def replay(
                 hn = event_push(ht, hs, hp, hn, wake_at, seq, pack_event(EV_SYNC, 0, 0, nb))
                 seq += 1
             hn, seq, n_redraw, closed = resume(
-                -1, t, hn, seq, n_redraw, ds, gate, starts, redraw, sampled, win, warmup_steps, target, acc, links,
+                -1, t, hn, seq, n_redraw, ds, gate, starts, redraw, per_worker, win, warmup_steps, target, acc, links,
                 ps_busy_s, books0, accounts0, work, heap, pending, indegree, step_start, n_downloads, start_node,
                 n_lanes, nb)
             if closed:
@@ -562,11 +585,17 @@ def replay(
         # The reference draws a step's durations when it starts, mid-event, but reads the ended
         # step's until the event is done; drawing here is the same stream, same order.
         for q in range(n_redraw):
-            u = rng.random(n)
             v = redraw[q]
-            for j in range(n):
-                index = sample_offset[j] + np.int64(u[j] * sample_count[j])
-                hold[v, j] = samples_us[index] * op_scale_s[j] + held_gap_s[j]
+            if sampled:
+                u = rng.random(n)
+                for j in range(n):
+                    index = sample_offset[j] + np.int64(u[j] * sample_count[j])
+                    hold[v, j] = samples_us[index] * op_scale_s[j] + held_gap_s[j]
+            else:
+                for j in range(n):
+                    hold[v, j] = mean_hold[0, j]
+            if scaled:
+                factors_short = _scale_step(hold, v, kind, factors, step_index) or factors_short
         n_redraw = 0
 
     if status == STATUS_WINDOW_CLOSED:
@@ -575,4 +604,4 @@ def replay(
         status = STATUS_GROW_STALENESS
     in_flight = link_connections(sharing, fair, fifo, sen, 0) + link_connections(sharing, fair, fifo, sen, 1)
     return (status, ops, win_f[W_T0], win_f[W_T1], win_i[W_COUNTED], own_steps, first_end, last_end, books0, books1,
-            accounts0, accounts1, ds[10], in_flight, tl, seniority_words_short(sen))
+            accounts0, accounts1, ds[10], in_flight, tl, factors_short, seniority_words_short(sen))

@@ -149,7 +149,7 @@ def interrupt(v: int, t: float, seq: int, acc: tuple, work: tuple, n: int, n_lan
 
 @njit(cache=True)
 def resume(first: int, t: float, hn: int, seq: int, n_redraw: int, ds: tuple, gate: tuple, starts: np.ndarray,
-           redraw: np.ndarray, sampled: bool, win: tuple, warmup_steps: int, target: int, acc: tuple, links: tuple,
+           redraw: np.ndarray, per_worker: bool, win: tuple, warmup_steps: int, target: int, acc: tuple, links: tuple,
            ps_busy_s: float, books0: np.ndarray, accounts0: np.ndarray, work: tuple, heap: tuple,
            pending: np.ndarray, indegree: np.ndarray, step_start_s: np.ndarray, n_downloads: int, start_node: int,
            n_lanes: int, nb: int) -> tuple:
@@ -194,8 +194,8 @@ def resume(first: int, t: float, hn: int, seq: int, n_redraw: int, ds: tuple, ga
         v = starts[q]
         pending[v * n:(v + 1) * n] = indegree
         step_start_s[v] = t
-        if sampled:
-            redraw[n_redraw] = v  # drawn once the event is done (event_loop says why)
+        if per_worker:
+            redraw[n_redraw] = v  # drawn (and scaled) once the event is done (event_loop says why)
             n_redraw += 1
         params_out[v] = n_downloads
         step_start(ds, v, t)

@@ -1,11 +1,12 @@
 """Which configurations the compiled kernel replays, and in which words to say what it does not.
 
 The kernel holds every synchronization discipline (``async``, ``ssp``, ``sync``, ``backup``,
-``cutoff`` with a static, gradient-count or dynamic cutoff, and ``saps``) with equal workers,
-``fair`` sharing (one connection per worker, equal interfaces, no stream cap), ``seniority``
-sharing (the default; with its overtakes or its released groups, without a stream cap) and ``fifo``
-sharing, under the ``trace`` and ``priority`` orders (``random`` under ``fair`` and ``seniority``
-too, where the order is never consulted), with or without timeline recording. Everything else is a
+``cutoff`` with a static, gradient-count or dynamic cutoff, and ``saps``), workers of unequal
+speeds (``--worker-speeds``, ``--slowdown``) behind equal interfaces, ``fair`` sharing (one
+connection per worker, no stream cap), ``seniority`` sharing (the default; with its overtakes or
+its released groups, without a stream cap) and ``fifo`` sharing, under the ``trace`` and
+``priority`` orders (``random`` under ``fair`` and ``seniority`` too, where the order is never
+consulted), with or without timeline recording. Everything else is a
 Python policy object the kernel cannot call per event without losing its speed, so those
 replays stay with the reference engine. Disciplines are compared by exact type, as sharing
 models are: a subclass is another discipline, which the kernel does not know. This module only
@@ -81,10 +82,6 @@ def unsupported_setting(
     if type(order) is RandomOrder and type(sharing) is FifoSharing:
         # Its ranks come from Python's Mersenne Twister, drawn as transfers arrive.
         return "--order random with --sharing fifo"
-    if slowdown.kind != "none":
-        return f"--slowdown {slowdown.kind}"
-    if any(speed != 1.0 for speed in worker_speeds):
-        return "--worker-speeds"
     for upload in (False, True):
         if isinstance(link.worker_payload_caps(workers, upload=upload), list):
             return "--worker-bandwidths (unequal worker interfaces)"

@@ -20,7 +20,6 @@ from replay.engine.link import LinkConfig, target_link
 from replay.engine.loop import DurationModel, ReplayTimeOverflow, RunResult, one_step_time_s, simulate
 from replay.engine.order import PriorityOrder, RandomOrder, TraceOrder
 from replay.engine.sharing import FairSharing, FifoSharing, SenioritySharing, TransferFairSharing
-from replay.engine.slowdown import parse_slowdown
 from replay.sweep import ReplaySettings, predict
 from replay.sync.base import AsyncTraining, SyncDiscipline
 from replay.sync.disciplines import sync_discipline
@@ -166,8 +165,6 @@ class CustomDiscipline(AsyncTraining):
         ({"sharing": FairSharing(max_streams=2)}, "--max-streams"),
         ({"sharing": FifoSharing(), "order": RandomOrder()}, "--order random with --sharing fifo"),
         ({"discipline": CustomDiscipline()}, "--sync custom"),
-        ({"slowdown": parse_slowdown("straggler:4:0.05")}, "--slowdown straggler"),
-        ({"worker_speeds": (1.0, 0.5)}, "--worker-speeds"),
         ({"link": LinkConfig(1e9, 1e9, worker_bandwidths_bps=(1e8,))}, "--worker-bandwidths"),
     ],
 )
