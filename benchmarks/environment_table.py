@@ -13,10 +13,14 @@ V1  a re-prediction from the link profile alone (line rate, latency with the mea
 V2  V0 with the link profile's latency (half the round trip plus the measured standing queue).
 re  the checkout's validate on the same profile, measurement and probe
     (``benchmarks/environment_repredict.sh`` writes it to ``<point>/repredicted/``);
-now the checkout's validate on the same profile and measurement with the link probed again in
-    the step shape the checkout gives and its reverse efficiencies fitted by replaying it
-    (``environment_repredict.sh ROOT reprobed --probe``, then with
-    ``LINK_PROBE=reprobed/link-probe.json`` into ``<point>/calibrated/``).
+one the checkout's validate on the same profile and measurement with the link probed again in
+    the step shape the checkout gives, one run per worker count, and its reverse efficiencies
+    fitted by replaying it (``environment_repredict.sh ROOT reprobed --probe``, then with
+    ``LINK_PROBE=reprobed/link-probe.json`` into ``<point>/calibrated/``);
+now the same with two probe runs per worker count, validate's default (``--probe-repeats 2``):
+    a second run (``PROBE_REPEATS=1 environment_repredict.sh ROOT reprobed2 --probe``) merged
+    with the first (``benchmarks/combine_link_probes.py`` into ``<point>/two-fresh-probes/``),
+    then with ``LINK_PROBE=two-fresh-probes/link-probe.json`` into ``<point>/two-probes/``.
 
 and the median and max |error| per environment and variant, points with the CPU saturated left out.
 """
@@ -52,7 +56,7 @@ def main() -> None:
         graph = vfile.parent / "graph.json"
         link = v["prediction_link"]
         variants = {"V0": {r["workers"]: r["predicted"] for r in v["rows"]}}
-        for name, folder in (("re", "repredicted"), ("now", "calibrated")):
+        for name, folder in (("re", "repredicted"), ("one", "calibrated"), ("now", "two-probes")):
             redone = vfile.parent / folder / "validation.json"
             if redone.exists():
                 variants[name] = {r["workers"]: r["predicted"] for r in json.loads(redone.read_text())["rows"]}
@@ -71,7 +75,7 @@ def main() -> None:
             print(f"{env:12s} {point:18s} {w} {r['measured']:7.3f} {shown}{cpu}", flush=True)
     for env in sorted({r[0] for r in rows}):
         sub = [r for r in rows if r[0] == env and not r[4]]
-        for k in ("V0", "V1", "V2", "re", "now"):
+        for k in ("V0", "V1", "V2", "re", "one", "now"):
             e = [abs(r[5][k]) for r in sub if k in r[5]]
             if e:
                 print(f"{env:12s} {k}: {len(e)} points, median {statistics.median(e):.1f}%, max {max(e):.1f}%")
