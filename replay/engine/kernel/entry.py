@@ -34,9 +34,11 @@ from replay.engine.kernel.support import (
     DISCIPLINE_SAPS,
     DISCIPLINE_SSP,
     DISCIPLINE_SYNC,
+    SHARING_SENIORITY,
     discipline_code,
     sharing_code,
     unsupported_setting,
+    weighted_fair,
 )
 from replay.engine.kernel.timeline_rows import C_RECORD_STEPS, timeline_record
 from replay.engine.link import LinkConfig
@@ -213,6 +215,8 @@ def _seniority_arrays(compiled: CompiledGraph, workers: int, link: LinkConfig,
     then, for released groups, (join window, leader's weight, whether ``sum()`` compensates) and
     each group rank's weight, ``seniority ** -k`` as Python computes it. Released groups never
     overtake: the reference's group link draws nothing."""
+    if weighted_fair(sharing, link, workers):  # seniority of weight 1 under each worker's cap, no overtakes
+        return np.zeros(2), np.zeros(1), np.zeros(3), np.ones(workers)
     if type(sharing) is not SenioritySharing:
         return np.zeros(2), np.zeros(1), np.zeros(3), np.ones(1)
     if sharing.join_window_s > 0.0:
@@ -222,7 +226,20 @@ def _seniority_arrays(compiled: CompiledGraph, workers: int, link: LinkConfig,
     transfer_s = (8.0 * compiled.download_bytes / link.download_payload_bps(),
                   8.0 * compiled.upload_bytes / link.upload_payload_bps())
     return (np.array([sharing.overtake_chance(t) for t in transfer_s]),
-            np.array(_group_weights(sharing.seniority, workers)), np.zeros(3), np.ones(1))
+            np.array(_group_weights(sharing.seniority, workers)), np.zeros(3),
+            np.array([sharing.seniority ** -k for k in range(workers)]))
+
+
+def _interface_arrays(link: LinkConfig, workers: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each direction's worker interface (the slowest, the reference's ``worker_capacity``, where
+    they differ), each worker's (2, workers) and whether they differ, per direction."""
+    caps = np.empty((2, workers))
+    unequal = np.zeros(2, dtype=np.int64)
+    for d, upload in enumerate((False, True)):
+        own = link.worker_payload_caps(workers, upload=upload)
+        unequal[d] = isinstance(own, list)
+        caps[d] = own
+    return caps.min(axis=1), caps, unequal
 
 
 def _link_words(seed: int, count: int) -> np.ndarray:
@@ -253,13 +270,13 @@ def _replay(module: ModuleType, graph: Any, workers: int, warmup_steps: int, mea
             graph.ps_queue_capacity, graph.transfers_per_worker, graph.transfer_nodes, graph.start, graph.n_downloads,
             graph.n_worker_lanes, graph.n_ps_lanes,
             workers, warmup_steps, measured_steps * workers, link.latency_s + link.per_transfer_overhead_s,
-            sharing_code(sharing), link.directions_coupled(),
+            SHARING_SENIORITY if weighted_fair(sharing, link, workers) else sharing_code(sharing),
+            link.directions_coupled(),
             link.contention_efficiency < 1.0 or min(reverse) < 1.0, link.contention_efficiency,
             np.array([link.download_payload_bps(), link.upload_payload_bps()]),
             np.array([link.download_payload_bps_while_uploading(), link.upload_payload_bps_while_downloading()]),
             np.array(reverse),
-            np.array([float(link.worker_payload_caps(workers, upload=False)),
-                      float(link.worker_payload_caps(workers, upload=True))]),
+            *_interface_arrays(link, workers),
             begin, hold, not deterministic, np_rng, overtake, group_weight, link_words, released, rank_weight,
             record_steps, graph.mean_hold_s, np.ones((1, 1)) if factors is None else factors, factors is not None,
             state, may_abort, cutoff_rng, heap_slack, link_slack,

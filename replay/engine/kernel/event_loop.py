@@ -160,7 +160,8 @@ def replay(
     n_downloads: int, n_lanes: int, n_ps: int,
     workers: int, warmup_steps: int, target: int, delay_s: float, sharing: int, ack_coupled: bool,
     loss_coupled: bool, contention: float, capacity_alone: np.ndarray, capacity_shared: np.ndarray,
-    reverse: np.ndarray, worker_cap: np.ndarray, begin: np.ndarray, hold: np.ndarray, sampled: bool,
+    reverse: np.ndarray, worker_cap: np.ndarray, caps: np.ndarray, unequal: np.ndarray, begin: np.ndarray,
+    hold: np.ndarray, sampled: bool,
     rng: np.random.Generator, overtake: np.ndarray, group_weight: np.ndarray, link_words: np.ndarray,
     released: np.ndarray, rank_weight: np.ndarray, record_steps: int, mean_hold: np.ndarray, factors: np.ndarray,
     scaled: bool,
@@ -171,7 +172,9 @@ def replay(
     seniority sharing, ``overtake`` is each direction's chance, ``group_weight`` the weights'
     prefix sums and ``link_words`` the raw words of the reference's link generator; ``released``
     and ``rank_weight`` its released groups (``seniority_link.seniority_new``). The first
-    ``record_steps`` steps of every worker are recorded (``timeline``). When ``scaled`` (unequal
+    ``record_steps`` steps of every worker are recorded (``timeline``). ``worker_cap`` is each
+    direction's worker interface (the slowest where ``unequal``), ``caps`` (2, workers) each
+    worker's where interfaces differ. When ``scaled`` (unequal
     workers), ``hold`` has a row per worker with its first step scaled, and each later step's
     compute is multiplied by the worker's next ``factors`` (``multipliers``); ``mean_hold`` is
     the (1, n) means a step of mean durations starts from. ``ds`` is
@@ -219,9 +222,9 @@ def replay(
 
     widest = max(carry_room[0], carry_room[1], 1)
     fair = fair_new(workers if sharing == SHARING_FAIR else 1, carry_room, capacity_alone, worker_cap)
-    fifo = fifo_new(workers * widest if sharing == SHARING_FIFO else 1, capacity_alone, worker_cap)
+    fifo = fifo_new(workers * widest if sharing == SHARING_FIFO else 1, capacity_alone, worker_cap, caps, unequal)
     sen = seniority_new(workers if sharing == SHARING_SENIORITY else 1, carry_room, capacity_alone,
-                        worker_cap, overtake, group_weight, link_words, released, rank_weight)
+                        worker_cap, overtake, group_weight, link_words, released, rank_weight, caps, unequal)
     links = (sharing, fair, fifo, sen)
     recording = record_steps > 0
     n_transfers = 0

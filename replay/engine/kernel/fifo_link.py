@@ -1,9 +1,10 @@
 """``fifo`` sharing as arrays: the reference's ``_FifoLink``, both directions at once.
 
-One transfer in service per direction, at the slower of the PS's and the workers' (equal)
-interfaces; the rest wait in a heap keyed ``(step start, order rank, seq)``, the reference's
-``(order key, seq)`` with the key of the ``trace`` or ``priority`` order. The arithmetic is the
-reference's, operation for operation, so finish times agree to the bit.
+One transfer in service per direction, at the slower of the PS's interface and its worker's
+(one cap for all, or one per worker where interfaces differ); the rest wait in a heap keyed
+``(step start, order rank, seq)``, the reference's ``(order key, seq)`` with the key of the
+``trace`` or ``priority`` order. The arithmetic is the reference's, operation for operation, so
+finish times agree to the bit.
 
 State is a tuple of arrays whose first index is the direction (DOWNLINK, UPLINK).
 """
@@ -31,14 +32,19 @@ I_CURRENT_WORKER = 1
 I_CURRENT_NODE = 2
 I_SEQ = 3
 I_WAITING = 4
+I_UNEQUAL = 5  # 1: workers' interfaces differ (``caps``), the rate is set per transfer served
 
 
 @njit(cache=True)
-def fifo_new(waiting_capacity: int, capacity_bps: np.ndarray, worker_cap_bps: np.ndarray) -> tuple:
-    """Both directions idle; at most ``waiting_capacity`` transfers wait on one direction."""
+def fifo_new(waiting_capacity: int, capacity_bps: np.ndarray, worker_cap_bps: np.ndarray, caps: np.ndarray,
+             unequal: np.ndarray) -> tuple:
+    """Both directions idle; at most ``waiting_capacity`` transfers wait on one direction. Where
+    ``unequal[d]``, ``caps[d]`` holds each worker's interface and ``worker_cap_bps[d]`` the slowest
+    (the reference's ``worker_capacity``)."""
     lf = np.zeros((2, 7), dtype=np.float64)
-    li = np.zeros((2, 5), dtype=np.int64)
+    li = np.zeros((2, 6), dtype=np.int64)
     for d in range(2):
+        li[d, I_UNEQUAL] = unequal[d]
         lf[d, F_CAPACITY] = capacity_bps[d]
         lf[d, F_WORKER_CAP] = worker_cap_bps[d]
         lf[d, F_RATE] = worker_cap_bps[d] if worker_cap_bps[d] < capacity_bps[d] else capacity_bps[d]
@@ -50,7 +56,7 @@ def fifo_new(waiting_capacity: int, capacity_bps: np.ndarray, worker_cap_bps: np
     worker = np.zeros((2, size), dtype=np.int64)
     node = np.zeros((2, size), dtype=np.int64)
     bits = np.zeros((2, size), dtype=np.float64)
-    return lf, li, step_start, rank, seq, worker, node, bits
+    return lf, li, step_start, rank, seq, worker, node, bits, caps
 
 
 @per_event
@@ -67,7 +73,7 @@ def fifo_add(st: tuple, d: int, now: float, step_start_s: float, rank: float, wo
              bits: float) -> float:
     """Everything queues; an idle direction picks the smallest key when its timer fires at ``now``,
     so transfers that become ready together are served in policy order."""
-    lf, li, k_start, k_rank, k_seq, k_worker, k_node, k_bits = st
+    lf, li, k_start, k_rank, k_seq, k_worker, k_node, k_bits = st[0], st[1], st[2], st[3], st[4], st[5], st[6], st[7]
     li[d, I_SEQ] += 1
     new_seq = li[d, I_SEQ]
     pos = li[d, I_WAITING]
@@ -98,7 +104,7 @@ def fifo_add(st: tuple, d: int, now: float, step_start_s: float, rank: float, wo
 @per_event
 def _pop_waiting(st: tuple, d: int) -> int:
     """Move the first waiting transfer into the service fields of ``d``; returns its worker."""
-    lf, li, k_start, k_rank, k_seq, k_worker, k_node, k_bits = st
+    lf, li, k_start, k_rank, k_seq, k_worker, k_node, k_bits = st[0], st[1], st[2], st[3], st[4], st[5], st[6], st[7]
     size = li[d, I_WAITING] - 1
     li[d, I_WAITING] = size
     top_worker, top_node, top_bits = k_worker[d, 0], k_node[d, 0], k_bits[d, 0]
@@ -158,6 +164,9 @@ def fifo_pop_finished(st: tuple, d: int, now: float, done_worker: np.ndarray, do
     if li[d, I_WAITING]:
         _pop_waiting(st, d)
         li[d, I_BUSY] = 1
+        if li[d, I_UNEQUAL]:  # the reference's _start: min(capacity, the worker's interface)
+            cap = st[8][d, li[d, I_CURRENT_WORKER]]
+            lf[d, F_RATE] = cap if cap < lf[d, F_CAPACITY] else lf[d, F_CAPACITY]
         lf[d, F_STARTED] = now
         lf[d, F_FINISH] = now + lf[d, F_CURRENT_BITS] / lf[d, F_RATE]
     return n_done
@@ -168,6 +177,8 @@ def fifo_set_capacity(st: tuple, d: int, now: float, capacity_bps: float) -> Non
     lf, li = st[0], st[1]
     lf[d, F_CAPACITY] = capacity_bps
     cap = lf[d, F_WORKER_CAP]
+    if li[d, I_UNEQUAL] and li[d, I_BUSY]:
+        cap = st[8][d, li[d, I_CURRENT_WORKER]]
     rate = cap if cap < capacity_bps else capacity_bps
     if li[d, I_BUSY]:
         # bank what the transfer in service has got so far; the rest goes at the new rate

@@ -1,5 +1,7 @@
-"""Released groups: the reference's ``_JoinGroupLink`` (``seniority`` with ``join_window_s > 0``)
-on the seniority link's arrays (``seniority_state``), equal interfaces.
+"""Weighted water-filling on the seniority link's arrays (``seniority_state``): released groups,
+the reference's ``_JoinGroupLink`` (``seniority`` with ``join_window_s > 0``), and its
+``_SeniorityLink`` under unequal interfaces (``_rerate_unequal_caps``: each connection its own
+group, ``fair`` sharing being weight 1), both capped by each worker's interface.
 
 A connection that joins within the window of the newest group's opening belongs to it;
 otherwise it opens a new group and leads it. A connection weighs ``seniority^-k`` (``k`` the
@@ -26,11 +28,13 @@ from replay.engine.kernel.seniority_state import (
     F_GROUP_OPENED,
     F_JOIN_WINDOW,
     F_LEADER_WEIGHT,
+    F_UNEQUAL,
     F_WORKER_CAP,
     I_CONNECTIONS,
     I_MOVING,
     I_NEWEST_GROUP,
     S_BY_AGE,
+    S_CAPS,
     S_CONNECTION_RATE,
     S_COUNT,
     S_FLOATS,
@@ -67,6 +71,7 @@ def _weigh(st: tuple, d: int) -> float:
     lf, li, by_age, group_of, is_leader = st[S_FLOATS], st[S_INTS], st[S_BY_AGE], st[S_GROUP_OF], st[S_IS_LEADER]
     rank_weight, weight = st[S_RANK_WEIGHT], st[S_WEIGHT]
     compensated = lf[d, F_COMPENSATED] != 0.0
+    grouped = lf[d, F_JOIN_WINDOW] > 0.0  # else every connection is its own group, without a leader
     leader = lf[d, F_LEADER_WEIGHT]
     total = 0.0
     c = 0.0
@@ -74,10 +79,12 @@ def _weigh(st: tuple, d: int) -> float:
     group = -1
     for r in range(li[d, I_CONNECTIONS]):
         w = by_age[d, r]
-        if group_of[d, w] != group:
+        if not grouped:
+            rank = r
+        elif group_of[d, w] != group:
             group = group_of[d, w]
             rank += 1
-        x = rank_weight[rank] * leader if is_leader[d, w] else rank_weight[rank]
+        x = rank_weight[rank] * leader if grouped and is_leader[d, w] else rank_weight[rank]
         weight[d, w] = x
         if r == 0 or not compensated:
             total += x
@@ -101,10 +108,14 @@ def group_rerate(st: tuple, d: int, epoch: int) -> None:
     connection_rate, share_epoch, weight, order, key = (st[S_CONNECTION_RATE], st[S_SHARE_EPOCH], st[S_WEIGHT],
                                                         st[S_ORDER], st[S_KEY])
     total = _weigh(st, d)
+    unequal = lf[d, F_UNEQUAL] != 0.0
+    caps = st[S_CAPS]
     cap = lf[d, F_WORKER_CAP]
     n = li[d, I_CONNECTIONS]
     for r in range(n):  # a stable insertion sort by cap over weight
         w = by_age[d, r]
+        if unequal:
+            cap = caps[d, w]
         k = cap / weight[d, w] if weight[d, w] > 0.0 else math.inf
         key[d, w] = k
         pos = r
@@ -115,6 +126,8 @@ def group_rerate(st: tuple, d: int, epoch: int) -> None:
     remaining = lf[d, F_CAPACITY]
     for q in range(n):
         w = order[d, q]
+        if unequal:
+            cap = caps[d, w]
         share = remaining * weight[d, w] / total if total > 0.0 else 0.0
         if cap < share:
             connection_rate[d, w] = cap

@@ -43,6 +43,7 @@ from replay.engine.kernel.seniority_state import (
     F_OVERTAKE,
     F_SERVED,
     F_T_LAST,
+    F_UNEQUAL,
     F_WORKER_CAP,
     I_ACTIVE,
     I_CONNECTIONS,
@@ -62,10 +63,11 @@ RNG_SHORT = 1
 @njit(cache=True)
 def seniority_new(workers: int, per_worker: np.ndarray, capacity_bps: np.ndarray, worker_cap_bps: np.ndarray,
                   overtake: np.ndarray, group_weight: np.ndarray, words: np.ndarray, released: np.ndarray,
-                  rank_weight: np.ndarray) -> tuple:
+                  rank_weight: np.ndarray, caps: np.ndarray, unequal: np.ndarray) -> tuple:
     """Both directions idle; ``words`` the raw 32-bit outputs of the reference's link generator;
     ``released`` the join window (0: no released groups), the leader's weight and whether the
-    reference's ``sum()`` is compensated; ``rank_weight`` the groups' weights by rank."""
+    reference's ``sum()`` is compensated; ``rank_weight`` the weights by group rank (by rank
+    without groups); ``caps[d]`` each worker's interface where ``unequal[d]``."""
     lf = np.zeros((2, N_FLOAT_FIELDS), dtype=np.float64)
     li = np.zeros((2, N_INT_FIELDS), dtype=np.int64)
     for d in range(2):
@@ -75,6 +77,7 @@ def seniority_new(workers: int, per_worker: np.ndarray, capacity_bps: np.ndarray
         lf[d, F_JOIN_WINDOW] = released[0]
         lf[d, F_LEADER_WEIGHT] = released[1]
         lf[d, F_COMPENSATED] = released[2]
+        lf[d, F_UNEQUAL] = unequal[d]
         lf[d, F_GROUP_OPENED] = -math.inf
         li[d, I_NEWEST_GROUP] = -1
     width = max(per_worker[0], per_worker[1], 1)
@@ -88,14 +91,15 @@ def seniority_new(workers: int, per_worker: np.ndarray, capacity_bps: np.ndarray
     rng = np.zeros(2, dtype=np.int64)
     connection_rate = np.zeros((2, workers), dtype=np.float64)
     share_epoch = np.full((2, workers), -1, dtype=np.int64)
-    grouped = workers if released[0] > 0.0 else 1  # released groups' arrays, one entry when unused
+    # the weighted water-filling's arrays (released groups, unequal interfaces), one entry when unused
+    grouped = workers if released[0] > 0.0 or unequal[0] or unequal[1] else 1
     group_of = np.zeros((2, grouped), dtype=np.int64)
     is_leader = np.zeros((2, grouped), dtype=np.bool_)
     weight = np.zeros((2, grouped), dtype=np.float64)
     order = np.zeros((2, grouped), dtype=np.int64)
     key = np.zeros((2, grouped), dtype=np.float64)
     return (lf, li, clocks, rates, count, tag, seq, node, by_age, group_weight, words, rng, connection_rate,
-            share_epoch, group_of, is_leader, rank_weight, weight, order, key)
+            share_epoch, group_of, is_leader, rank_weight, weight, order, key, caps)
 
 
 @per_event
@@ -149,7 +153,7 @@ def _rerate(st: tuple, d: int) -> None:
     connection_rate, share_epoch = st[12], st[13]
     epoch = li[d, I_EPOCH] + 1
     li[d, I_EPOCH] = epoch
-    if lf[d, F_JOIN_WINDOW] > 0.0:
+    if lf[d, F_JOIN_WINDOW] > 0.0 or lf[d, F_UNEQUAL] != 0.0:
         group_rerate(st, d, epoch)
         return
     capacity = lf[d, F_CAPACITY]

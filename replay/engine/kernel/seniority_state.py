@@ -6,7 +6,8 @@ integer fields per direction (below), each worker's clock, per-transfer rate and
 the transfers' heaps (tag, seq, node), the connections by age, the weights' prefix sums, the
 link generator's words and their cursor, each connection's rate and the epoch it got it in,
 and for released groups each worker's group, whether it leads it, the weight of each group
-rank (``seniority^-k``), and scratch room for the connections' weights, order and sort keys.
+rank (``seniority^-k``), scratch room for the connections' weights, order and sort keys, and
+each worker's interface cap where they differ.
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ F_JOIN_WINDOW = 5  # 0: every connection is its own group (plain seniority)
 F_LEADER_WEIGHT = 6
 F_GROUP_OPENED = 7  # when the newest group opened
 F_COMPENSATED = 8  # 1: the reference's sum() of floats is compensated (CPython 3.12 on)
-N_FLOAT_FIELDS = 9
+F_UNEQUAL = 9  # 1: workers' interfaces differ (``S_CAPS``): weighted water-filling under each cap
+N_FLOAT_FIELDS = 10
 # Integer fields of a direction.
 I_ACTIVE = 0  # transfers in flight
 I_CONNECTIONS = 1  # connections in by_age
@@ -51,3 +53,4 @@ S_RANK_WEIGHT = 16
 S_WEIGHT = 17
 S_ORDER = 18
 S_KEY = 19
+S_CAPS = 20

@@ -2,8 +2,8 @@
 
 The kernel holds every synchronization discipline (``async``, ``ssp``, ``sync``, ``backup``,
 ``cutoff`` with a static, gradient-count or dynamic cutoff, and ``saps``), workers of unequal
-speeds (``--worker-speeds``, ``--slowdown``) behind equal interfaces, ``fair`` sharing (one
-connection per worker, no stream cap), ``seniority`` sharing (the default; with its overtakes or
+speeds (``--worker-speeds``, ``--slowdown``) and interfaces (``--worker-bandwidths``), ``fair``
+sharing (one connection per worker, no stream cap), ``seniority`` sharing (the default; with its overtakes or
 its released groups, without a stream cap) and ``fifo`` sharing, under the ``trace`` and
 ``priority`` orders (``random`` under ``fair`` and ``seniority`` too, where the order is never
 consulted), with or without timeline recording. Everything else is a
@@ -50,6 +50,13 @@ def sharing_code(sharing: SharingModel | None) -> int:
     return SHARING_FIFO if type(sharing) is FifoSharing else SHARING_FAIR
 
 
+def weighted_fair(sharing: SharingModel | None, link: LinkConfig, workers: int) -> bool:
+    """Whether this is ``fair`` sharing of unequal interfaces, which the reference replays with its
+    seniority link of weight 1 (weighted water-filling under each worker's cap), as the kernel does."""
+    return type(sharing) in (FairSharing, type(None)) and isinstance(link.worker_payload_caps(workers, upload=False),
+                                                                     list)
+
+
 def discipline_code(discipline: SyncDiscipline | None) -> int:
     """The kernel's code of a supported discipline (None is asynchronous training)."""
     return DISCIPLINE_ASYNC if discipline is None else _DISCIPLINE_CODES[type(discipline)]
@@ -82,8 +89,9 @@ def unsupported_setting(
     if type(order) is RandomOrder and type(sharing) is FifoSharing:
         # Its ranks come from Python's Mersenne Twister, drawn as transfers arrive.
         return "--order random with --sharing fifo"
-    for upload in (False, True):
-        if isinstance(link.worker_payload_caps(workers, upload=upload), list):
-            return "--worker-bandwidths (unequal worker interfaces)"
+    unequal = [isinstance(link.worker_payload_caps(workers, upload=upload), list) for upload in (False, True)]
+    if unequal[0] != unequal[1] and type(sharing) in (FairSharing, type(None)):
+        # the reference's fair link is then one model on one direction, another on the other
+        return "--worker-bandwidths (unequal worker interfaces in one direction only, fair sharing)"
     return None
 

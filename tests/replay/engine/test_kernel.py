@@ -165,7 +165,7 @@ class CustomDiscipline(AsyncTraining):
         ({"sharing": FairSharing(max_streams=2)}, "--max-streams"),
         ({"sharing": FifoSharing(), "order": RandomOrder()}, "--order random with --sharing fifo"),
         ({"discipline": CustomDiscipline()}, "--sync custom"),
-        ({"link": LinkConfig(1e9, 1e9, worker_bandwidths_bps=(1e8,))}, "--worker-bandwidths"),
+        ({"link": LinkConfig(1e9, 5e8, worker_bandwidths_bps=(1e9,) * 3)}, "--worker-bandwidths"),
     ],
 )
 def test_kernel_names_what_it_does_not_hold(setting: dict, words: str):

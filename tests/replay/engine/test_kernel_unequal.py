@@ -90,12 +90,9 @@ def test_kernel_runs_again_when_a_worker_outlives_its_multipliers(monkeypatch):
     assert_same_run(kernel, reference)
 
 
-def test_kernel_holds_unequal_speeds_but_not_unequal_interfaces():
-    link = LinkConfig(1e9, 1e9)
-    assert unsupported_setting(workers=3, link=link, slowdown=parse_slowdown("straggler:4:0.05"),
+def test_kernel_holds_unequal_speeds():
+    assert unsupported_setting(workers=3, link=LinkConfig(1e9, 1e9), slowdown=parse_slowdown("straggler:4:0.05"),
                                worker_speeds=(1.0, 0.5)) is None
-    assert "--worker-bandwidths" in unsupported_setting(
-        workers=3, link=LinkConfig(1e9, 1e9, worker_bandwidths_bps=(1e8,)))
 
 
 @needs_numba
