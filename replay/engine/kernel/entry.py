@@ -51,8 +51,8 @@ from replay.engine.loop import (
     time_overflow,
     update_rates,
 )
-from replay.engine.order import OrderPolicy
-from replay.engine.sharing import SenioritySharing, SharingModel, _group_weights
+from replay.engine.order import OrderPolicy, RandomOrder
+from replay.engine.sharing import FifoSharing, SenioritySharing, SharingModel, _group_weights
 from replay.engine.slowdown import NO_SLOWDOWN, SlowdownSpec
 from replay.sync.base import AsyncTraining, DisciplineRun, SyncDiscipline
 from replay.sync.cutoff import CutoffRun
@@ -130,7 +130,7 @@ def simulate_fast(
     n = compiled.n
     deterministic = durations.deterministic
     np_rng = np.random.default_rng(seed)
-    np_rng.integers(0, 2**63 - 1)  # the reference seeds its Python generator (order ranks) with this draw
+    order_seed = int(np_rng.integers(0, 2**63 - 1))  # the reference seeds its Python generator (order ranks) with it
     begin = np.zeros(workers, dtype=np.float64)
     hold = graph.mean_hold_s if deterministic else np.empty((workers, n), dtype=np.float64)
     for w in range(workers):
@@ -148,6 +148,10 @@ def simulate_fast(
     # makes (fast workers make more); a run that needs more is repeated with four times as many.
     factor_columns = 2 * (measured_steps + warmup_steps) + 8
     factors = step_factors(slowdown, worker_speeds, workers, seed, factor_columns)
+    # fifo under the random order: the rank the reference draws as each transfer joins the link,
+    # for about twice the transfers of the run's steps; a run that needs more is repeated with more.
+    draws_ranks = type(order) is RandomOrder and type(sharing) is FifoSharing
+    ranks_wanted = 2 * workers * int(graph.transfers_per_worker.sum()) * (measured_steps + warmup_steps + 2) + 64
     # Words of the reference's link generator for the overtake draws: about one join per worker,
     # step and direction, three words each; a run that needs more is repeated with four times as many.
     words_wanted = 0 if overtake.max() <= 0.0 else 6 * workers * (measured_steps + warmup_steps + 2) + 1024
@@ -165,6 +169,7 @@ def simulate_fast(
     generator_state = np_rng.bit_generator.state
     while True:
         link_words = _link_words(seed, words_wanted)
+        rank_draws = _rank_draws(order_seed, ranks_wanted if draws_ranks else 0)
         first_hold = hold if deterministic else hold.copy()
         if factors is not None:
             first_hold = scaled_first_steps(first_hold, graph.kind, factors)
@@ -172,8 +177,8 @@ def simulate_fast(
         parameters = (code, workers, *_discipline_parameters(code, run, update_s), histogram)
         raw = _replay(module, graph, workers, warmup_steps, measured_steps, link, sharing, begin,
                       first_hold, deterministic, np_rng, overtake, group_weight,
-                      released, rank_weight, link_words, record_steps, factors, parameters, may_abort, cutoff_rng,
-                      heap_slack, link_slack)
+                      released, rank_weight, link_words, record_steps, factors, rank_draws, parameters, may_abort,
+                      cutoff_rng, heap_slack, link_slack)
         if raw[0] == module.STATUS_GROW_HEAP:
             heap_slack *= 2
         elif raw[0] == module.STATUS_GROW_LINK:
@@ -185,8 +190,10 @@ def simulate_fast(
         elif raw[-2]:
             factor_columns *= 4
             factors = step_factors(slowdown, worker_speeds, workers, seed, factor_columns)
+        elif raw[-3]:
+            ranks_wanted *= 4
         else:
-            return _run_result(compiled, workers, link, raw[:-2], module, run)
+            return _run_result(compiled, workers, link, raw[:-3], module, run)
         np_rng.bit_generator.state = generator_state  # the repeat draws the same durations
 
 
@@ -242,6 +249,14 @@ def _interface_arrays(link: LinkConfig, workers: int) -> tuple[np.ndarray, np.nd
     return caps.min(axis=1), caps, unequal
 
 
+def _rank_draws(order_seed: int, count: int) -> np.ndarray | None:
+    """The first ``count`` ``random()`` draws of the reference's order generator, or None for none."""
+    if count <= 0:
+        return None
+    draw = random.Random(order_seed).random
+    return np.array([draw() for _ in range(count)])
+
+
 def _link_words(seed: int, count: int) -> np.ndarray:
     """The first ``count`` 32-bit outputs of the reference's link generator (``links-{seed}``)."""
     if count <= 0:
@@ -256,7 +271,7 @@ def _replay(module: ModuleType, graph: Any, workers: int, warmup_steps: int, mea
             sharing: SharingModel | None, begin: np.ndarray, hold: np.ndarray, deterministic: bool,
             np_rng: np.random.Generator, overtake: np.ndarray, group_weight: np.ndarray, released: np.ndarray,
             rank_weight: np.ndarray, link_words: np.ndarray, record_steps: int, factors: np.ndarray | None,
-            discipline: tuple, may_abort: bool,
+            rank_draws: np.ndarray | None, discipline: tuple, may_abort: bool,
             cutoff_rng: np.random.Generator, heap_slack: int, link_slack: int) -> tuple:
     """One call of the compiled loop, with a fresh state of the discipline made of ``discipline``
     (``discipline_new``'s arguments); numba's own failures become ``KernelUnavailable``."""
@@ -279,6 +294,7 @@ def _replay(module: ModuleType, graph: Any, workers: int, warmup_steps: int, mea
             *_interface_arrays(link, workers),
             begin, hold, not deterministic, np_rng, overtake, group_weight, link_words, released, rank_weight,
             record_steps, graph.mean_hold_s, np.ones((1, 1)) if factors is None else factors, factors is not None,
+            np.zeros(1) if rank_draws is None else rank_draws, rank_draws is not None,
             state, may_abort, cutoff_rng, heap_slack, link_slack,
         )
     except Exception as exc:

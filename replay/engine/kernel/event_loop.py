@@ -164,7 +164,7 @@ def replay(
     hold: np.ndarray, sampled: bool,
     rng: np.random.Generator, overtake: np.ndarray, group_weight: np.ndarray, link_words: np.ndarray,
     released: np.ndarray, rank_weight: np.ndarray, record_steps: int, mean_hold: np.ndarray, factors: np.ndarray,
-    scaled: bool,
+    scaled: bool, rank_draws: np.ndarray, draws_ranks: bool,
     ds: tuple, may_abort: bool, cutoff_rng: np.random.Generator, heap_slack: int, link_slack: int,
 ) -> tuple:
     """One run; ``hold`` is (workers, n) with each worker's first step drawn (sampled) or (1, n)
@@ -177,7 +177,8 @@ def replay(
     worker's where interfaces differ. When ``scaled`` (unequal
     workers), ``hold`` has a row per worker with its first step scaled, and each later step's
     compute is multiplied by the worker's next ``factors`` (``multipliers``); ``mean_hold`` is
-    the (1, n) means a step of mean durations starts from. ``ds`` is
+    the (1, n) means a step of mean durations starts from. When ``draws_ranks`` (fifo, random
+    order), each transfer joining the link takes the next of ``rank_draws`` as its rank. ``ds`` is
     the discipline's state (``discipline.discipline_new``), ``may_abort`` whether it interrupts
     steps, ``cutoff_rng`` the dynamic cutoff's generator; ``heap_slack`` and ``link_slack`` are
     how many times the room of uninterrupted steps the heap and each worker's transfers get."""
@@ -189,6 +190,7 @@ def replay(
     row_of = 1 if per_worker else 0  # a worker's row of ``hold``
     step_index = np.ones(workers, dtype=np.int64)  # each worker's next multiplier (the first is applied)
     factors_short = False
+    next_rank = 0  # the next of ``rank_draws``
 
     pending = np.empty(workers * n, dtype=np.int64)
     for w in range(workers):
@@ -444,7 +446,11 @@ def replay(
                         continue
                     if may_abort:
                         in_link[base + s] = True
-                    nt = link_add(sharing, fair, fifo, sen, d, t, step_start[w], order_rank[s], w, s, b)
+                    rank = order_rank[s]
+                    if draws_ranks:  # the reference's random order draws as the transfer joins
+                        rank = rank_draws[next_rank] if next_rank < rank_draws.shape[0] else 0.0
+                        next_rank += 1
+                    nt = link_add(sharing, fair, fifo, sen, d, t, step_start[w], rank, w, s, b)
                     # Only an earlier finish needs a new event; if the arrival delayed the next
                     # finish, the event already queued fires early, finds nothing and re-arms.
                     if nt < link_sched[d]:
@@ -607,4 +613,5 @@ def replay(
         status = STATUS_GROW_STALENESS
     in_flight = link_connections(sharing, fair, fifo, sen, 0) + link_connections(sharing, fair, fifo, sen, 1)
     return (status, ops, win_f[W_T0], win_f[W_T1], win_i[W_COUNTED], own_steps, first_end, last_end, books0, books1,
-            accounts0, accounts1, ds[10], in_flight, tl, factors_short, seniority_words_short(sen))
+            accounts0, accounts1, ds[10], in_flight, tl, next_rank > rank_draws.shape[0], factors_short,
+            seniority_words_short(sen))

@@ -5,8 +5,8 @@ The kernel holds every synchronization discipline (``async``, ``ssp``, ``sync``,
 speeds (``--worker-speeds``, ``--slowdown``) and interfaces (``--worker-bandwidths``), ``fair``
 sharing (one connection per worker, no stream cap), ``seniority`` sharing (the default; with its overtakes or
 its released groups, without a stream cap) and ``fifo`` sharing, under the ``trace`` and
-``priority`` orders (``random`` under ``fair`` and ``seniority`` too, where the order is never
-consulted), with or without timeline recording. Everything else is a
+``priority`` orders and ``random`` (under ``fifo`` its ranks, drawn by the reference's Python
+generator as transfers join, are drawn before the run), with or without timeline recording. Everything else is a
 Python policy object the kernel cannot call per event without losing its speed, so those
 replays stay with the reference engine. Disciplines are compared by exact type, as sharing
 models are: a subclass is another discipline, which the kernel does not know. This module only
@@ -86,9 +86,6 @@ def unsupported_setting(
         return "seniority with fair downloads"
     if order is not None and type(order) not in (TraceOrder, PriorityOrder, RandomOrder):
         return f"--order {order.name}"
-    if type(order) is RandomOrder and type(sharing) is FifoSharing:
-        # Its ranks come from Python's Mersenne Twister, drawn as transfers arrive.
-        return "--order random with --sharing fifo"
     unequal = [isinstance(link.worker_payload_caps(workers, upload=upload), list) for upload in (False, True)]
     if unequal[0] != unequal[1] and type(sharing) in (FairSharing, type(None)):
         # the reference's fair link is then one model on one direction, another on the other

@@ -163,7 +163,6 @@ class CustomDiscipline(AsyncTraining):
         ({"sharing": SenioritySharing(max_streams=2)}, "--max-streams"),
         ({"sharing": TransferFairSharing()}, "--sharing fair-per-transfer"),
         ({"sharing": FairSharing(max_streams=2)}, "--max-streams"),
-        ({"sharing": FifoSharing(), "order": RandomOrder()}, "--order random with --sharing fifo"),
         ({"discipline": CustomDiscipline()}, "--sync custom"),
         ({"link": LinkConfig(1e9, 5e8, worker_bandwidths_bps=(1e9,) * 3)}, "--worker-bandwidths"),
     ],
