@@ -235,8 +235,9 @@ def add_measure_commands(sub: argparse._SubParsersAction) -> None:
     v.add_argument("--contention-efficiency", default="auto", metavar="E|probe|auto",
                    help="the shaped link's share of its rate that arrives while several workers send on one "
                    "direction, for the prediction; 'probe' measures it first with a network-only probe of the "
-                   "model's step shape on the same shaped link (about 15 s per worker count), which also gives the "
-                   "reverse efficiencies (a lone transfer's rate under the other direction's load); 'auto' (default) "
+                   "model's step shape on the same shaped link (about 15 s per worker count and run, two runs by "
+                   "default), which also gives the reverse efficiencies (a lone transfer's rate under the other "
+                   "direction's load); 'auto' (default) "
                    "probes when --bandwidth is given and a worker count is 2 or more, else takes 1")
     v.add_argument("--probe-duration", type=float, default=None, metavar="SECONDS",
                    help="with --contention-efficiency probe: seconds of each worker count's probe window "
