@@ -297,6 +297,12 @@ def fit_link_efficiencies(points: list[ProbePoint], payload_bps: float) -> LinkE
     return LinkEfficiencies(e1, efficiency, r_down, r_up)
 
 
+def check_probe_repeats(repeats: int) -> None:
+    """Refuse a number of probe runs per worker count outside [1, MAX_PROBE_REPEATS]."""
+    if not 1 <= repeats <= MAX_PROBE_REPEATS:
+        raise ToolError(f"--probe-repeats must be between 1 and {MAX_PROBE_REPEATS}, got {repeats}")
+
+
 def probe_link(bandwidth_bps: float, download_bytes: int, upload_bytes: int, compute_s: float, workers: list[int],
                payload_bps: float, duration_s: float = 10.0, warmup_s: float = 2.0,
                tcp_congestion_control: str = DEFAULT_TCP_CONGESTION_CONTROL,
@@ -314,8 +320,7 @@ def probe_link(bandwidth_bps: float, download_bytes: int, upload_bytes: int, com
         raise ToolError("the link probe needs a bandwidth, bytes each way and a compute time of zero or more")
     if duration_s <= 0 or warmup_s < 0:
         raise ToolError("the link probe needs a positive --duration and no negative warm-up")
-    if not 1 <= repeats <= MAX_PROBE_REPEATS:
-        raise ToolError(f"--probe-repeats must be between 1 and {MAX_PROBE_REPEATS}, got {repeats}")
+    check_probe_repeats(repeats)
     say = progress or (lambda text: None)
     points = []
     for n in workers:

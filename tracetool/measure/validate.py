@@ -28,7 +28,7 @@ from tracetool.cluster.topology import format_bandwidth
 from tracetool.collect.model_loader import model_label
 from tracetool.errors import ToolError
 from tracetool.measure.compared import WORKER_STEPS, Compared, compared_for, synchronous_details
-from tracetool.measure.link_probe import MAX_PROBE_REPEATS
+from tracetool.measure.link_probe import check_probe_repeats
 from tracetool.measure.measurement import MeasureRequest, load_measured, run_measure
 from tracetool.measure.slow_workers import SlowWorker, same_slow_workers, worker_speeds
 from tracetool.outputs import output_folder, write_marker
@@ -486,8 +486,8 @@ def run_validate(request: ValidateRequest, progress: Any = None) -> Path:
         raise ToolError("--contention-efficiency probe needs --bandwidth: an unshaped link has nothing to probe")
     if request.probe_link and request.probe_duration_s is not None and not 0 < request.probe_duration_s <= 3600:
         raise ToolError(f"--probe-duration must be positive and at most 3600 s, got {request.probe_duration_s:g}")
-    if request.probe_link and not 1 <= request.probe_repeats <= MAX_PROBE_REPEATS:
-        raise ToolError(f"--probe-repeats must be between 1 and {MAX_PROBE_REPEATS}, got {request.probe_repeats}")
+    if request.probe_link:
+        check_probe_repeats(request.probe_repeats)
     if request.probe_link and max(m.workers) < 2:
         raise ToolError("--contention-efficiency probe needs a worker count of 2 or more, where connections contend")
     _check_reused_inputs(request)
