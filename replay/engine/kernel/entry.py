@@ -35,10 +35,10 @@ from replay.engine.kernel.support import (
     DISCIPLINE_SSP,
     DISCIPLINE_SYNC,
     SHARING_SENIORITY,
+    direction_codes,
     discipline_code,
-    sharing_code,
+    shares_fairly,
     unsupported_setting,
-    weighted_fair,
 )
 from replay.engine.kernel.timeline_rows import C_RECORD_STEPS, timeline_record
 from replay.engine.link import LinkConfig
@@ -143,7 +143,8 @@ def simulate_fast(
         if not deterministic:
             hold[w] = draw_hold_s(graph, np_rng)
 
-    overtake, group_weight, released, rank_weight = _seniority_arrays(compiled, workers, link, sharing)
+    codes = direction_codes(sharing, link, workers)
+    overtake, group_weight, released, rank_weight = _seniority_arrays(compiled, workers, link, sharing, codes)
     # Unequal workers: each worker's step multipliers, for about twice the steps an equal worker
     # makes (fast workers make more); a run that needs more is repeated with four times as many.
     factor_columns = 2 * (measured_steps + warmup_steps) + 8
@@ -175,7 +176,7 @@ def simulate_fast(
             first_hold = scaled_first_steps(first_hold, graph.kind, factors)
         cutoff_rng = np.random.default_rng([seed, 0xC07])  # CutoffRun's generator, drawn only by its model
         parameters = (code, workers, *_discipline_parameters(code, run, update_s), histogram)
-        raw = _replay(module, graph, workers, warmup_steps, measured_steps, link, sharing, begin,
+        raw = _replay(module, graph, workers, warmup_steps, measured_steps, link, codes, begin,
                       first_hold, deterministic, np_rng, overtake, group_weight,
                       released, rank_weight, link_words, record_steps, factors, rank_draws, parameters, may_abort,
                       cutoff_rng, heap_slack, link_slack)
@@ -215,26 +216,33 @@ def _discipline_parameters(code: int, run: DisciplineRun, update_s: float) -> tu
     return 0, 0, update_s, 0, 0.0, 0
 
 
-def _seniority_arrays(compiled: CompiledGraph, workers: int, link: LinkConfig,
-                      sharing: SharingModel | None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Each direction's overtake chance and the weights' prefix sums, as the reference's links
-    get them (``SenioritySharing.overtake_chance`` of the time a step's transfers take alone);
-    then, for released groups, (join window, leader's weight, whether ``sum()`` compensates) and
-    each group rank's weight, ``seniority ** -k`` as Python computes it. Released groups never
-    overtake: the reference's group link draws nothing."""
-    if weighted_fair(sharing, link, workers):  # seniority of weight 1 under each worker's cap, no overtakes
-        return np.zeros(2), np.zeros(1), np.zeros(3), np.ones(workers)
+def _seniority_arrays(compiled: CompiledGraph, workers: int, link: LinkConfig, sharing: SharingModel | None,
+                      codes: tuple[int, int]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """For the directions the kernel's seniority state serves: each direction's overtake chance,
+    as the reference's links get it (``SenioritySharing.overtake_chance`` of the time a step's
+    transfers take alone), and the weights' prefix sums; then each direction's released groups
+    (join window, leader's weight, whether ``sum()`` compensates; a window of 0: none) and its
+    weights by rank, ``seniority ** -k`` as Python computes it. Released groups never overtake:
+    the reference's group link draws nothing. A direction shared as ``fair`` (unequal interfaces:
+    the reference's seniority link of weight 1) weighs every rank 1 and never overtakes."""
+    compensated = 1.0 if sys.version_info >= (3, 12) else 0.0
+    overtake = np.zeros(2)
+    released = np.zeros((2, 3))
+    released[:, 2] = compensated
+    rank_weight = np.ones((2, max(workers, 1)))
     if type(sharing) is not SenioritySharing:
-        return np.zeros(2), np.zeros(1), np.zeros(3), np.ones(1)
-    if sharing.join_window_s > 0.0:
-        compensated = 1.0 if sys.version_info >= (3, 12) else 0.0
-        return (np.zeros(2), np.zeros(1), np.array([sharing.join_window_s, sharing.leader_weight, compensated]),
-                np.array([sharing.seniority ** -k for k in range(workers)]))
+        return overtake, np.zeros(1), released, rank_weight
     transfer_s = (8.0 * compiled.download_bytes / link.download_payload_bps(),
                   8.0 * compiled.upload_bytes / link.upload_payload_bps())
-    return (np.array([sharing.overtake_chance(t) for t in transfer_s]),
-            np.array(_group_weights(sharing.seniority, workers)), np.zeros(3),
-            np.array([sharing.seniority ** -k for k in range(workers)]))
+    for d in range(2):
+        if codes[d] != SHARING_SENIORITY or shares_fairly(sharing, d):
+            continue
+        rank_weight[d] = [sharing.seniority ** -k for k in range(workers)]
+        if sharing.join_window_s > 0.0:
+            released[d, :2] = sharing.join_window_s, sharing.leader_weight
+        else:
+            overtake[d] = sharing.overtake_chance(transfer_s[d])
+    return overtake, np.array(_group_weights(sharing.seniority, workers)), released, rank_weight
 
 
 def _interface_arrays(link: LinkConfig, workers: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -268,7 +276,7 @@ def _link_words(seed: int, count: int) -> np.ndarray:
 
 
 def _replay(module: ModuleType, graph: Any, workers: int, warmup_steps: int, measured_steps: int, link: LinkConfig,
-            sharing: SharingModel | None, begin: np.ndarray, hold: np.ndarray, deterministic: bool,
+            codes: tuple[int, int], begin: np.ndarray, hold: np.ndarray, deterministic: bool,
             np_rng: np.random.Generator, overtake: np.ndarray, group_weight: np.ndarray, released: np.ndarray,
             rank_weight: np.ndarray, link_words: np.ndarray, record_steps: int, factors: np.ndarray | None,
             rank_draws: np.ndarray | None, discipline: tuple, may_abort: bool,
@@ -285,7 +293,7 @@ def _replay(module: ModuleType, graph: Any, workers: int, warmup_steps: int, mea
             graph.ps_queue_capacity, graph.transfers_per_worker, graph.transfer_nodes, graph.start, graph.n_downloads,
             graph.n_worker_lanes, graph.n_ps_lanes,
             workers, warmup_steps, measured_steps * workers, link.latency_s + link.per_transfer_overhead_s,
-            SHARING_SENIORITY if weighted_fair(sharing, link, workers) else sharing_code(sharing),
+            np.array(codes, dtype=np.int64),
             link.directions_coupled(),
             link.contention_efficiency < 1.0 or min(reverse) < 1.0, link.contention_efficiency,
             np.array([link.download_payload_bps(), link.upload_payload_bps()]),

@@ -89,6 +89,12 @@ def _wrap(index: int, size: int) -> int:
 
 
 @njit(cache=True)
+def _serves(codes: np.ndarray, code: int) -> bool:
+    """Whether the sharing model ``code`` serves either direction."""
+    return codes[0] == code or codes[1] == code
+
+
+@njit(cache=True)
 def _arrive(times: np.ndarray, seqs: np.ndarray, packed: np.ndarray, head: int, count: int, time_s: float, seq: int,
             payload: int) -> int:
     """Queue a transfer's arrival on the ring (they come due in the order they are queued: the
@@ -158,7 +164,7 @@ def replay(
     held_gap_s: np.ndarray, lane_offset: np.ndarray, lane_width: int, ps_queue_offset: np.ndarray,
     ps_queue_capacity: np.ndarray, transfers_per_worker: np.ndarray, transfer_nodes: np.ndarray, start_node: int,
     n_downloads: int, n_lanes: int, n_ps: int,
-    workers: int, warmup_steps: int, target: int, delay_s: float, sharing: int, ack_coupled: bool,
+    workers: int, warmup_steps: int, target: int, delay_s: float, codes: np.ndarray, ack_coupled: bool,
     loss_coupled: bool, contention: float, capacity_alone: np.ndarray, capacity_shared: np.ndarray,
     reverse: np.ndarray, worker_cap: np.ndarray, caps: np.ndarray, unequal: np.ndarray, begin: np.ndarray,
     hold: np.ndarray, sampled: bool,
@@ -168,10 +174,11 @@ def replay(
     ds: tuple, may_abort: bool, cutoff_rng: np.random.Generator, heap_slack: int, link_slack: int,
 ) -> tuple:
     """One run; ``hold`` is (workers, n) with each worker's first step drawn (sampled) or (1, n)
-    of mean hold times; ``rng`` draws every later step's durations when ``sampled``. Under
-    seniority sharing, ``overtake`` is each direction's chance, ``group_weight`` the weights'
-    prefix sums and ``link_words`` the raw words of the reference's link generator; ``released``
-    and ``rank_weight`` its released groups (``seniority_link.seniority_new``). The first
+    of mean hold times; ``rng`` draws every later step's durations when ``sampled``.
+    ``codes[d]`` is the sharing code of direction ``d``'s link (``links``). Where the seniority
+    state serves, ``overtake`` is each direction's chance, ``group_weight`` the weights' prefix
+    sums and ``link_words`` the raw words of the reference's link generator; ``released`` and
+    ``rank_weight`` each direction's released groups and weights (``seniority_link.seniority_new``). The first
     ``record_steps`` steps of every worker are recorded (``timeline``). ``worker_cap`` is each
     direction's worker interface (the slowest where ``unequal``), ``caps`` (2, workers) each
     worker's where interfaces differ. When ``scaled`` (unequal
@@ -223,11 +230,12 @@ def replay(
     carry_room = transfers_per_worker * link_slack
 
     widest = max(carry_room[0], carry_room[1], 1)
-    fair = fair_new(workers if sharing == SHARING_FAIR else 1, carry_room, capacity_alone, worker_cap)
-    fifo = fifo_new(workers * widest if sharing == SHARING_FIFO else 1, capacity_alone, worker_cap, caps, unequal)
-    sen = seniority_new(workers if sharing == SHARING_SENIORITY else 1, carry_room, capacity_alone,
+    fair = fair_new(workers if _serves(codes, SHARING_FAIR) else 1, carry_room, capacity_alone, worker_cap)
+    fifo = fifo_new(workers * widest if _serves(codes, SHARING_FIFO) else 1, capacity_alone, worker_cap, caps,
+                    unequal)
+    sen = seniority_new(workers if _serves(codes, SHARING_SENIORITY) else 1, carry_room, capacity_alone,
                         worker_cap, overtake, group_weight, link_words, released, rank_weight, caps, unequal)
-    links = (sharing, fair, fifo, sen)
+    links = (codes, fair, fifo, sen)
     recording = record_steps > 0
     n_transfers = 0
     for j in range(n):
@@ -438,7 +446,7 @@ def replay(
                     b = bits[s]
                     if recording:
                         started[base + s] = t
-                        if b <= 0.0 or sharing != SHARING_FIFO:  # fifo admits when it starts serving
+                        if b <= 0.0 or codes[d] != SHARING_FIFO:  # fifo admits when it starts serving
                             admitted[base + s] = t
                     if b <= 0.0:
                         a_count = _arrive(at, as_, ap, a_head, a_count, t + delay_s, seq, pack_event(EV_DONE, w, s, nb))
@@ -450,7 +458,7 @@ def replay(
                     if draws_ranks:  # the reference's random order draws as the transfer joins
                         rank = rank_draws[next_rank] if next_rank < rank_draws.shape[0] else 0.0
                         next_rank += 1
-                    nt = link_add(sharing, fair, fifo, sen, d, t, step_start[w], rank, w, s, b)
+                    nt = link_add(links, d, t, step_start[w], rank, w, s, b)
                     # Only an earlier finish needs a new event; if the arrival delayed the next
                     # finish, the event already queued fires early, finds nothing and re-arms.
                     if nt < link_sched[d]:
@@ -461,10 +469,10 @@ def replay(
                     if ack_coupled and not direction_busy[d]:
                         direction_busy[d] = True
                         o = 1 - d
-                        link_set_capacity(sharing, fair, fifo, sen, o, t,
+                        link_set_capacity(links, o, t,
                                           direction_bps(o, direction_busy[1 - o], contended[o], contention,
                                                         capacity_alone, capacity_shared, reverse))
-                        nt = link_next_time(sharing, fair, fifo, sen, o)
+                        nt = link_next_time(links, o)
                         link_sched[o] = nt
                         if nt < inf:
                             link_armed[o] = True
@@ -473,12 +481,12 @@ def replay(
                         else:
                             link_armed[o] = False
                             link_version[o] = -1
-                    if loss_coupled and not contended[d] and link_connections(sharing, fair, fifo, sen, d) > 1:
+                    if loss_coupled and not contended[d] and link_connections(links, d) > 1:
                         contended[d] = True
-                        link_set_capacity(sharing, fair, fifo, sen, d, t,
+                        link_set_capacity(links, d, t,
                                           direction_bps(d, direction_busy[1 - d], True, contention,
                                                         capacity_alone, capacity_shared, reverse))
-                        nt = link_next_time(sharing, fair, fifo, sen, d)
+                        nt = link_next_time(links, d)
                         link_sched[d] = nt
                         if nt < inf:
                             link_armed[d] = True
@@ -532,20 +540,20 @@ def replay(
                     busy_lanes[w] -= 1
         elif code == EV_LINK:
             d = w  # always the live timer: superseded ones never enter a source
-            was_busy = fifo[1][d, FIFO_BUSY] == 1 if sharing == SHARING_FIFO else False
-            n_done = link_pop_finished(sharing, fair, fifo, sen, d, t, done_worker, done_node)
-            if recording and sharing == SHARING_FIFO:
+            was_busy = fifo[1][d, FIFO_BUSY] == 1 if codes[d] == SHARING_FIFO else False
+            n_done = link_pop_finished(links, d, t, done_worker, done_node)
+            if recording and codes[d] == SHARING_FIFO:
                 fifo_admitted(tl, fifo, d, was_busy, n_done, t, n)
             for q in range(n_done):
                 a_count = _arrive(at, as_, ap, a_head, a_count, t + delay_s, seq,
                                   pack_event(EV_DONE, done_worker[q], done_node[q], nb))
                 seq += 1
-            if loss_coupled and contended[d] and link_connections(sharing, fair, fifo, sen, d) < 2:
+            if loss_coupled and contended[d] and link_connections(links, d) < 2:
                 contended[d] = False
-                link_set_capacity(sharing, fair, fifo, sen, d, t,
+                link_set_capacity(links, d, t,
                                   direction_bps(d, direction_busy[1 - d], False, contention,
                                                 capacity_alone, capacity_shared, reverse))
-            nt = link_next_time(sharing, fair, fifo, sen, d)
+            nt = link_next_time(links, d)
             link_sched[d] = nt
             if nt < inf:
                 link_armed[d] = True
@@ -554,10 +562,10 @@ def replay(
             elif ack_coupled and direction_busy[d]:
                 direction_busy[d] = False
                 o = 1 - d
-                link_set_capacity(sharing, fair, fifo, sen, o, t,
+                link_set_capacity(links, o, t,
                                   direction_bps(o, direction_busy[1 - o], contended[o], contention,
                                                 capacity_alone, capacity_shared, reverse))
-                nt = link_next_time(sharing, fair, fifo, sen, o)
+                nt = link_next_time(links, o)
                 link_sched[o] = nt
                 if nt < inf:
                     link_armed[o] = True
@@ -611,7 +619,7 @@ def replay(
         snapshot(acc, win_f[W_T1], links, ps_busy_s, ds, books1, accounts1)
     if ds[0][I_HIST_SHORT]:
         status = STATUS_GROW_STALENESS
-    in_flight = link_connections(sharing, fair, fifo, sen, 0) + link_connections(sharing, fair, fifo, sen, 1)
+    in_flight = link_connections(links, 0) + link_connections(links, 1)
     return (status, ops, win_f[W_T0], win_f[W_T1], win_i[W_COUNTED], own_steps, first_end, last_end, books0, books1,
             accounts0, accounts1, ds[10], in_flight, tl, next_rank > rank_draws.shape[0], factors_short,
             seniority_words_short(sen))

@@ -84,7 +84,7 @@ def _weigh(st: tuple, d: int) -> float:
         elif group_of[d, w] != group:
             group = group_of[d, w]
             rank += 1
-        x = rank_weight[rank] * leader if grouped and is_leader[d, w] else rank_weight[rank]
+        x = rank_weight[d, rank] * leader if grouped and is_leader[d, w] else rank_weight[d, rank]
         weight[d, w] = x
         if r == 0 or not compensated:
             total += x

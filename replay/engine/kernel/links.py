@@ -1,9 +1,12 @@
-"""The link calls of the event loop, dispatched on the sharing model's integer code.
+"""The link calls of the event loop, dispatched on each direction's sharing code.
 
-The reference loop calls methods of a link object; the kernel holds one state tuple per model
-and branches on ``sharing`` (``support.SHARING_FAIR``, ``SHARING_FIFO`` or ``SHARING_SENIORITY``) here, so a new model
-is a new module of array functions and one more branch in each call below, never a branch in
-the loop itself.
+The reference loop calls methods of a link object, one per direction, and a sharing model may
+give the two directions different links (``seniority`` with fair downloads; ``fair`` sharing of
+worker interfaces that differ in one direction only). The kernel holds one state tuple per
+model, both directions in each, and ``links`` is ``(codes, fair, fifo, sen)``: ``codes[d]``
+(``support.SHARING_FAIR``, ``SHARING_FIFO`` or ``SHARING_SENIORITY``) says which state serves
+direction ``d``. A new model is a new module of array functions and one more branch in each
+call below, never a branch in the loop itself.
 """
 
 from __future__ import annotations
@@ -39,60 +42,64 @@ from replay.engine.kernel.support import SHARING_FAIR, SHARING_SENIORITY
 
 
 @per_event
-def link_add(sharing: int, fair: tuple, fifo: tuple, sen: tuple, d: int, now: float, step_start_s: float, rank: float,
-             worker: int, node: int, bits: float) -> float:
+def link_add(links: tuple, d: int, now: float, step_start_s: float, rank: float, worker: int, node: int,
+             bits: float) -> float:
     """A transfer asks for direction ``d``; returns its next finish time. The order key
     (``step_start_s``, ``rank``) only matters where the model chooses among waiting transfers."""
-    if sharing == SHARING_FAIR:
-        return fair_add(fair, d, now, worker, node, bits)
-    if sharing == SHARING_SENIORITY:
-        return seniority_add(sen, d, now, worker, node, bits)
-    return fifo_add(fifo, d, now, step_start_s, rank, worker, node, bits)
+    code = links[0][d]
+    if code == SHARING_FAIR:
+        return fair_add(links[1], d, now, worker, node, bits)
+    if code == SHARING_SENIORITY:
+        return seniority_add(links[3], d, now, worker, node, bits)
+    return fifo_add(links[2], d, now, step_start_s, rank, worker, node, bits)
 
 
 @per_event
-def link_next_time(sharing: int, fair: tuple, fifo: tuple, sen: tuple, d: int) -> float:
-    if sharing == SHARING_FAIR:
-        return fair_next_time(fair, d)
-    if sharing == SHARING_SENIORITY:
-        return seniority_next_time(sen, d)
-    return fifo_next_time(fifo, d)
+def link_next_time(links: tuple, d: int) -> float:
+    code = links[0][d]
+    if code == SHARING_FAIR:
+        return fair_next_time(links[1], d)
+    if code == SHARING_SENIORITY:
+        return seniority_next_time(links[3], d)
+    return fifo_next_time(links[2], d)
 
 
 @per_event
-def link_pop_finished(sharing: int, fair: tuple, fifo: tuple, sen: tuple, d: int, now: float, done_worker: np.ndarray,
-                      done_node: np.ndarray) -> int:
-    if sharing == SHARING_FAIR:
-        return fair_pop_finished(fair, d, now, done_worker, done_node)
-    if sharing == SHARING_SENIORITY:
-        return seniority_pop_finished(sen, d, now, done_worker, done_node)
-    return fifo_pop_finished(fifo, d, now, done_worker, done_node)
+def link_pop_finished(links: tuple, d: int, now: float, done_worker: np.ndarray, done_node: np.ndarray) -> int:
+    code = links[0][d]
+    if code == SHARING_FAIR:
+        return fair_pop_finished(links[1], d, now, done_worker, done_node)
+    if code == SHARING_SENIORITY:
+        return seniority_pop_finished(links[3], d, now, done_worker, done_node)
+    return fifo_pop_finished(links[2], d, now, done_worker, done_node)
 
 
 @per_event
-def link_set_capacity(sharing: int, fair: tuple, fifo: tuple, sen: tuple, d: int, now: float,
-                      capacity_bps: float) -> None:
-    if sharing == SHARING_FAIR:
-        fair_set_capacity(fair, d, now, capacity_bps)
-    elif sharing == SHARING_SENIORITY:
-        seniority_set_capacity(sen, d, now, capacity_bps)
+def link_set_capacity(links: tuple, d: int, now: float, capacity_bps: float) -> None:
+    code = links[0][d]
+    if code == SHARING_FAIR:
+        fair_set_capacity(links[1], d, now, capacity_bps)
+    elif code == SHARING_SENIORITY:
+        seniority_set_capacity(links[3], d, now, capacity_bps)
     else:
-        fifo_set_capacity(fifo, d, now, capacity_bps)
+        fifo_set_capacity(links[2], d, now, capacity_bps)
 
 
 @per_event
-def link_served_bits(sharing: int, fair: tuple, fifo: tuple, sen: tuple, d: int, now: float) -> float:
-    if sharing == SHARING_FAIR:
-        return fair_served_bits(fair, d, now)
-    if sharing == SHARING_SENIORITY:
-        return seniority_served_bits(sen, d, now)
-    return fifo_served_bits(fifo, d, now)
+def link_served_bits(links: tuple, d: int, now: float) -> float:
+    code = links[0][d]
+    if code == SHARING_FAIR:
+        return fair_served_bits(links[1], d, now)
+    if code == SHARING_SENIORITY:
+        return seniority_served_bits(links[3], d, now)
+    return fifo_served_bits(links[2], d, now)
 
 
 @per_event
-def link_connections(sharing: int, fair: tuple, fifo: tuple, sen: tuple, d: int) -> int:
-    if sharing == SHARING_FAIR:
-        return fair_connections(fair, d)
-    if sharing == SHARING_SENIORITY:
-        return seniority_connections(sen, d)
-    return fifo_connections(fifo, d)
+def link_connections(links: tuple, d: int) -> int:
+    code = links[0][d]
+    if code == SHARING_FAIR:
+        return fair_connections(links[1], d)
+    if code == SHARING_SENIORITY:
+        return seniority_connections(links[3], d)
+    return fifo_connections(links[2], d)

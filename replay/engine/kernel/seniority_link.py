@@ -65,18 +65,19 @@ def seniority_new(workers: int, per_worker: np.ndarray, capacity_bps: np.ndarray
                   overtake: np.ndarray, group_weight: np.ndarray, words: np.ndarray, released: np.ndarray,
                   rank_weight: np.ndarray, caps: np.ndarray, unequal: np.ndarray) -> tuple:
     """Both directions idle; ``words`` the raw 32-bit outputs of the reference's link generator;
-    ``released`` the join window (0: no released groups), the leader's weight and whether the
-    reference's ``sum()`` is compensated; ``rank_weight`` the weights by group rank (by rank
-    without groups); ``caps[d]`` each worker's interface where ``unequal[d]``."""
+    ``released[d]`` direction ``d``'s join window (0: no released groups), the leader's weight and
+    whether the reference's ``sum()`` is compensated; ``rank_weight[d]`` its weights by group rank
+    (by rank without groups; all 1 where ``d`` is ``fair`` sharing of unequal interfaces);
+    ``caps[d]`` each worker's interface where ``unequal[d]``."""
     lf = np.zeros((2, N_FLOAT_FIELDS), dtype=np.float64)
     li = np.zeros((2, N_INT_FIELDS), dtype=np.int64)
     for d in range(2):
         lf[d, F_CAPACITY] = capacity_bps[d]
         lf[d, F_WORKER_CAP] = worker_cap_bps[d]
         lf[d, F_OVERTAKE] = overtake[d]
-        lf[d, F_JOIN_WINDOW] = released[0]
-        lf[d, F_LEADER_WEIGHT] = released[1]
-        lf[d, F_COMPENSATED] = released[2]
+        lf[d, F_JOIN_WINDOW] = released[d, 0]
+        lf[d, F_LEADER_WEIGHT] = released[d, 1]
+        lf[d, F_COMPENSATED] = released[d, 2]
         lf[d, F_UNEQUAL] = unequal[d]
         lf[d, F_GROUP_OPENED] = -math.inf
         li[d, I_NEWEST_GROUP] = -1
@@ -92,7 +93,7 @@ def seniority_new(workers: int, per_worker: np.ndarray, capacity_bps: np.ndarray
     connection_rate = np.zeros((2, workers), dtype=np.float64)
     share_epoch = np.full((2, workers), -1, dtype=np.int64)
     # the weighted water-filling's arrays (released groups, unequal interfaces), one entry when unused
-    grouped = workers if released[0] > 0.0 or unequal[0] or unequal[1] else 1
+    grouped = workers if released[0, 0] > 0.0 or released[1, 0] > 0.0 or unequal[0] or unequal[1] else 1
     group_of = np.zeros((2, grouped), dtype=np.int64)
     is_leader = np.zeros((2, grouped), dtype=np.bool_)
     weight = np.zeros((2, grouped), dtype=np.float64)

@@ -5,9 +5,9 @@ seniority) and ``group_link`` (released groups), which work on the same tuple.
 integer fields per direction (below), each worker's clock, per-transfer rate and transfer count,
 the transfers' heaps (tag, seq, node), the connections by age, the weights' prefix sums, the
 link generator's words and their cursor, each connection's rate and the epoch it got it in,
-and for released groups each worker's group, whether it leads it, the weight of each group
-rank (``seniority^-k``), scratch room for the connections' weights, order and sort keys, and
-each worker's interface cap where they differ.
+and for released groups each worker's group, whether it leads it, each direction's weight of
+each group rank (``seniority^-k``; all 1 on a direction shared as ``fair``), scratch room for
+the connections' weights, order and sort keys, and each worker's interface cap where they differ.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ tuples:
   busy_lanes; params_out; waiting_for_peers);
 - ``win``: (ints [warm, have_t0, counted], floats [t0, t1], steps_done, first_end, last_end,
   own_steps, the timeline's record (``timeline``), step_start);
-- ``links``: the sharing code and the three models' states, as ``links`` takes them;
+- ``links``: each direction's sharing code and the models' states, as ``links`` takes them;
 - ``work``: what an interruption abandons (abort_seq, lane_busy, lane_queued, the PS queues'
   ring, heads, counts, offsets and capacities, in_link, zombies, the transfer nodes);
 - ``heap``: the event heap's times, seqs and payloads.
@@ -66,11 +66,10 @@ def snapshot(acc: tuple, now: float, links: tuple, ps_busy_s: float, ds: tuple, 
              accounts: np.ndarray) -> None:
     """Charge every worker up to ``now`` and copy the books (served bits per direction, PS busy
     time, the discipline's updates, gradients applied and dropped; per-worker accounts)."""
-    sharing, fair, fifo, sen = links
     for v in range(acc[1].shape[0]):
         settle(acc, v, now)
-    books[0] = link_served_bits(sharing, fair, fifo, sen, 0, now)
-    books[1] = link_served_bits(sharing, fair, fifo, sen, 1, now)
+    books[0] = link_served_bits(links, 0, now)
+    books[1] = link_served_bits(links, 1, now)
     books[2] = ps_busy_s
     di = ds[0]
     books[3] = di[I_UPDATES]

@@ -2,15 +2,16 @@
 
 The kernel holds every synchronization discipline (``async``, ``ssp``, ``sync``, ``backup``,
 ``cutoff`` with a static, gradient-count or dynamic cutoff, and ``saps``), workers of unequal
-speeds (``--worker-speeds``, ``--slowdown``) and interfaces (``--worker-bandwidths``), ``fair``
-sharing (one connection per worker, no stream cap), ``seniority`` sharing (the default; with its overtakes or
-its released groups, without a stream cap) and ``fifo`` sharing, under the ``trace`` and
-``priority`` orders and ``random`` (under ``fifo`` its ranks, drawn by the reference's Python
-generator as transfers join, are drawn before the run), with or without timeline recording. Everything else is a
-Python policy object the kernel cannot call per event without losing its speed, so those
-replays stay with the reference engine. Disciplines are compared by exact type, as sharing
-models are: a subclass is another discipline, which the kernel does not know. This module only
-inspects settings; it imports no numba.
+speeds (``--worker-speeds``, ``--slowdown``) and interfaces (``--worker-bandwidths``, in one
+direction or both), ``fair`` sharing (one connection per worker, no stream cap), ``seniority``
+sharing (the default; with its overtakes, its released groups or fair downloads, without a
+stream cap) and ``fifo`` sharing, each direction by the model the reference gives it, under the
+``trace`` and ``priority`` orders and ``random`` (under ``fifo`` its ranks, drawn by the
+reference's Python generator as transfers join, are drawn before the run), with or without
+timeline recording. Everything else is a Python policy object the kernel cannot call per
+event without losing its speed, so those replays stay with the reference engine. Disciplines
+are compared by exact type, as sharing models are: a subclass is another discipline, which the
+kernel does not know. This module only inspects settings; it imports no numba.
 """
 
 from __future__ import annotations
@@ -43,18 +44,29 @@ _DISCIPLINE_CODES = {SyncDiscipline: DISCIPLINE_ASYNC, AsyncTraining: DISCIPLINE
                      StragglerAware: DISCIPLINE_SAPS}
 
 
-def sharing_code(sharing: SharingModel | None) -> int:
-    """The kernel's code of a supported sharing model (None is the reference's default, fair)."""
-    if type(sharing) is SenioritySharing:
-        return SHARING_SENIORITY
-    return SHARING_FIFO if type(sharing) is FifoSharing else SHARING_FAIR
+def shares_fairly(sharing: SharingModel | None, d: int) -> bool:
+    """Whether direction ``d`` (0 downloads, 1 uploads) is shared as ``fair`` shares it: under
+    ``fair`` (None is the reference's default, fair), and ``seniority``'s downloads where it keeps
+    them fair (``fair_downloads``)."""
+    if type(sharing) in (FairSharing, type(None)):
+        return True
+    return type(sharing) is SenioritySharing and d == 0 and sharing.fair_downloads
 
 
-def weighted_fair(sharing: SharingModel | None, link: LinkConfig, workers: int) -> bool:
-    """Whether this is ``fair`` sharing of unequal interfaces, which the reference replays with its
-    seniority link of weight 1 (weighted water-filling under each worker's cap), as the kernel does."""
-    return type(sharing) in (FairSharing, type(None)) and isinstance(link.worker_payload_caps(workers, upload=False),
-                                                                     list)
+def direction_codes(sharing: SharingModel | None, link: LinkConfig, workers: int) -> tuple[int, int]:
+    """The kernel's code of each direction's link (downloads, uploads), as the reference's
+    ``new_download_link`` and ``new_upload_link`` choose it: ``fair`` sharing of unequal worker
+    interfaces is the reference's seniority link of weight 1 (weighted water-filling under each
+    worker's cap), so the kernel's seniority state serves that direction too."""
+    codes = []
+    for d, upload in enumerate((False, True)):
+        if type(sharing) is FifoSharing:
+            codes.append(SHARING_FIFO)
+        elif shares_fairly(sharing, d) and not isinstance(link.worker_payload_caps(workers, upload=upload), list):
+            codes.append(SHARING_FAIR)
+        else:
+            codes.append(SHARING_SENIORITY)
+    return codes[0], codes[1]
 
 
 def discipline_code(discipline: SyncDiscipline | None) -> int:
@@ -82,13 +94,7 @@ def unsupported_setting(
         return f"--sharing {sharing.name}"
     if type(sharing) in (FairSharing, SenioritySharing) and sharing.max_streams is not None:
         return "--max-streams"
-    if type(sharing) is SenioritySharing and sharing.fair_downloads:
-        return "seniority with fair downloads"
     if order is not None and type(order) not in (TraceOrder, PriorityOrder, RandomOrder):
         return f"--order {order.name}"
-    unequal = [isinstance(link.worker_payload_caps(workers, upload=upload), list) for upload in (False, True)]
-    if unequal[0] != unequal[1] and type(sharing) in (FairSharing, type(None)):
-        # the reference's fair link is then one model on one direction, another on the other
-        return "--worker-bandwidths (unequal worker interfaces in one direction only, fair sharing)"
     return None
 

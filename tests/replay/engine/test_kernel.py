@@ -164,7 +164,6 @@ class CustomDiscipline(AsyncTraining):
         ({"sharing": TransferFairSharing()}, "--sharing fair-per-transfer"),
         ({"sharing": FairSharing(max_streams=2)}, "--max-streams"),
         ({"discipline": CustomDiscipline()}, "--sync custom"),
-        ({"link": LinkConfig(1e9, 5e8, worker_bandwidths_bps=(1e9,) * 3)}, "--worker-bandwidths"),
     ],
 )
 def test_kernel_names_what_it_does_not_hold(setting: dict, words: str):

@@ -54,14 +54,13 @@ def test_kernel_equals_reference_with_unequal_interfaces(sharing: str, interface
 
 
 def test_kernel_holds_unequal_interfaces():
-    """Unequal interfaces are the kernel's, but for fair sharing of a link where they differ in
-    one direction only (the reference then shares the directions by two different models)."""
+    """Unequal interfaces are the kernel's under every sharing model, in one direction or both
+    (one direction only: test_kernel_directions)."""
     both_directions = LinkConfig(1e9, 1e9, worker_bandwidths_bps=(1e8,))
-    assert unsupported_setting(workers=3, link=both_directions) is None
     one_direction = LinkConfig(1e9, 5e8, worker_bandwidths_bps=(1e9,) * 3)
-    assert "--worker-bandwidths" in unsupported_setting(workers=3, link=one_direction)
-    assert unsupported_setting(workers=3, link=one_direction, sharing=SHARING["fifo"]) is None
-    assert unsupported_setting(workers=3, link=one_direction, sharing=SHARING["seniority"]) is None
+    for link in (both_directions, one_direction):
+        for sharing in (None, SHARING["fair"], SHARING["fifo"], SHARING["seniority"]):
+            assert unsupported_setting(workers=3, link=link, sharing=sharing) is None
 
 
 @needs_numba
