@@ -10,7 +10,7 @@ import pytest
 from replay.engine.link import target_link
 from replay.sweep import ReplaySettings, predict
 from replay.synthetic import chain_graph
-from tracetool.measure.link_calibration import calibrate_link_to_probe, probe_rates
+from tracetool.measure.link_calibration import calibrate_link_to_probe, probe_rates, rates_set_contention
 
 BANDWIDTH_BPS = 8e7
 STEP = dict(compute_us=10_000.0, download_bytes=1_000_000, upload_bytes=1_000_000)
@@ -83,3 +83,19 @@ def test_a_worker_count_probed_twice_is_met_at_the_mean_of_its_runs():
     once, both = calibrate_link_to_probe(probe, latency_s=0.001), calibrate_link_to_probe(twice, latency_s=0.001)
     assert both.reverse_scale == pytest.approx(once.reverse_scale, rel=0.02)
     assert both.probe_steps_per_second[2] == pytest.approx(two)
+
+
+@pytest.mark.parametrize(("queue_s", "from_rates"), [(0.1, True), (0.0051, True), (0.005, False), (0.001, False),
+                                                     (None, False)])
+def test_only_a_queue_deeper_than_the_replays_latency_lets_the_rates_set_the_contention(queue_s, from_rates):
+    assert rates_set_contention(queue_s) is from_rates
+
+
+def test_the_fit_says_where_its_contention_efficiency_came_from():
+    probe = probe_made_by_the_replay(0.8, 0.7, 0.9, fitted=(0.85, 0.95)) | {"contention_efficiency": 0.95}
+    bits = calibrate_link_to_probe(probe, latency_s=0.001)
+    rates = calibrate_link_to_probe(probe, latency_s=0.001, replay_contention=rates_set_contention(0.1))
+    assert (bits.contention_source, bits.contention_efficiency) == ("least squares", 0.95)
+    assert rates.contention_source == "probe rates"
+    assert rates.contention_efficiency == pytest.approx(0.8, abs=0.02)
+    assert rates.to_json_dict()["contention_source"] == "probe rates"

@@ -14,7 +14,14 @@ from replay.link_profile import QUEUE_WAIT_CAP_S
 from tests.conftest import REPO_ROOT, needs_root
 from tracetool.cli import build_parser
 from tracetool.errors import ToolError
-from tracetool.measure.validate import compare, error_pct, format_table, standing_queue_delay_s, summarize
+from tracetool.measure.validate import (
+    compare,
+    error_pct,
+    format_table,
+    shaped_queue_s,
+    standing_queue_delay_s,
+    summarize,
+)
 
 
 def tracetool_argv(*args: str) -> list[str]:
@@ -103,6 +110,15 @@ def test_a_deep_buffer_adds_no_more_than_the_cap():
     deep = {"bandwidth_bps": 25e6, "shaping": {"queue_latency_ms": 100, "queue_limit_bytes": 328_884}}
     assert standing_queue_delay_s(deep) == pytest.approx(QUEUE_WAIT_CAP_S)
     assert QUEUE_WAIT_CAP_S == pytest.approx(0.005)
+
+
+def test_the_shaped_queue_is_read_whole_for_the_link_fit():
+    """The link fit sees the queue's whole depth (it decides whether the probe's rates set the
+    contention efficiency); an unshaped run, or one that did not record its queue, has none."""
+    deep = {"bandwidth_bps": 25e6, "shaping": {"queue_latency_ms": 100, "queue_limit_bytes": 328_884}}
+    assert shaped_queue_s(deep) == pytest.approx(0.1)
+    assert shaped_queue_s({"bandwidth_bps": None, "shaping": None}) is None
+    assert shaped_queue_s({"bandwidth_bps": 25e6, "shaping": {"qdisc": "tbf"}}) is None
 
 
 @pytest.mark.cluster

@@ -167,13 +167,15 @@ def probe_window_s(workers: int, alone_step_s: float) -> float:
     return min(3600.0, max(DEFAULT_PROBE_WINDOW_S, PROBE_STEPS_PER_WORKER * workers * alone_step_s))
 
 
-def replayed_link_fit(probe: dict[str, Any], latency_s: float, say: Any) -> dict[str, Any]:
+def replayed_link_fit(probe: dict[str, Any], latency_s: float, queue_s: float | None, say: Any) -> dict[str, Any]:
     """The contention and reverse efficiencies that make the replay of the probe's own workload
-    meet the probe's rates (``tracetool.measure.link_calibration``), as JSON."""
-    from tracetool.measure.link_calibration import calibrate_link_to_probe
+    meet the probe's rates (``tracetool.measure.link_calibration``), as JSON; behind a shaped
+    queue of ``queue_s`` deeper than the replay's latency holds, the contention efficiency too."""
+    from tracetool.measure.link_calibration import calibrate_link_to_probe, rates_set_contention
 
-    fit = calibrate_link_to_probe(probe, latency_s)
-    say(f"  replayed probe: contention efficiency {fit.contention_efficiency:.3f}; a lone transfer under the other "
+    fit = calibrate_link_to_probe(probe, latency_s, replay_contention=rates_set_contention(queue_s))
+    say(f"  replayed probe: contention efficiency {fit.contention_efficiency:.3f} ({fit.contention_source}); "
+        f"a lone transfer under the other "
         f"direction's load keeps {fit.download_reverse_efficiency:.0%} (download), "
         f"{fit.upload_reverse_efficiency:.0%} (upload) of its rate")
     return fit.to_json_dict()
@@ -288,11 +290,15 @@ def standing_queue_delay_s(measured: dict[str, Any]) -> float:
     """
     from replay.link_profile import queue_wait_s
 
-    shaping = measured.get("shaping") or {}
-    queue_ms = shaping.get("queue_latency_ms")
-    if not queue_ms or not measured.get("bandwidth_bps"):
-        return 0.0
-    return queue_wait_s(float(queue_ms) / 1e3)
+    queue_s = shaped_queue_s(measured)
+    return 0.0 if queue_s is None else queue_wait_s(queue_s)
+
+
+def shaped_queue_s(measured: dict[str, Any]) -> float | None:
+    """The shaped link's queue in seconds of traffic at its rate, as measured; None where the
+    measurement shaped nothing (or was written before it recorded the queue)."""
+    queue_ms = (measured.get("shaping") or {}).get("queue_latency_ms")
+    return float(queue_ms) / 1e3 if queue_ms and measured.get("bandwidth_bps") else None
 
 
 def compare(predicted: list[dict[str, Any]], measured: list[dict[str, Any]],
@@ -635,7 +641,7 @@ def _validate_into(request: ValidateRequest, measured_file: dict[str, Any] | Non
     reverse = (1.0, 1.0)
     link_fit = None
     if probe is not None:
-        link_fit = replayed_link_fit(probe, latency_s, say)
+        link_fit = replayed_link_fit(probe, latency_s, shaped_queue_s(measured), say)
         request = replace(request, contention_efficiency=link_fit["contention_efficiency"])
         reverse = (link_fit["download_reverse_efficiency"], link_fit["upload_reverse_efficiency"])
     say("predicting with the replay engine" + (f" (link latency: {queue_delay_s * 1e3:.1f} ms of shaped queue)"
