@@ -20,7 +20,10 @@ one the checkout's validate on the same profile and measurement with the link pr
 now the same with two probe runs per worker count, validate's default (``--probe-repeats 2``):
     a second run (``PROBE_REPEATS=1 environment_repredict.sh ROOT reprobed2 --probe``) merged
     with the first (``benchmarks/combine_link_probes.py`` into ``<point>/two-fresh-probes/``),
-    then with ``LINK_PROBE=two-fresh-probes/link-probe.json`` into ``<point>/two-probes/``.
+    then with ``LINK_PROBE=two-fresh-probes/link-probe.json`` into ``<point>/two-probes/``;
+deep the same two-run probes where the shaped queue is deeper than the replay's latency lets the
+    probe's three- and four-worker rates set the contention efficiency (validate's default:
+    ``link_calibration.rates_set_contention``), into ``<point>/deep-rates/``.
 
 and the median and max |error| per environment and variant, points with the CPU saturated left out.
 """
@@ -56,7 +59,7 @@ def main() -> None:
         graph = vfile.parent / "graph.json"
         link = v["prediction_link"]
         variants = {"V0": {r["workers"]: r["predicted"] for r in v["rows"]}}
-        for name, folder in (("re", "repredicted"), ("one", "calibrated"), ("now", "two-probes")):
+        for name, folder in (("re", "repredicted"), ("one", "calibrated"), ("now", "two-probes"), ("deep", "deep-rates")):
             redone = vfile.parent / folder / "validation.json"
             if redone.exists():
                 variants[name] = {r["workers"]: r["predicted"] for r in json.loads(redone.read_text())["rows"]}
@@ -75,15 +78,16 @@ def main() -> None:
             print(f"{env:12s} {point:18s} {w} {r['measured']:7.3f} {shown}{cpu}", flush=True)
     for env in sorted({r[0] for r in rows}):
         sub = [r for r in rows if r[0] == env and not r[4]]
-        for k in ("V0", "V1", "V2", "re", "one", "now"):
+        for k in ("V0", "V1", "V2", "re", "one", "now", "deep"):
             e = [abs(r[5][k]) for r in sub if k in r[5]]
             if e:
                 print(f"{env:12s} {k}: {len(e)} points, median {statistics.median(e):.1f}%, max {max(e):.1f}%")
+        latest = "deep" if any("deep" in r[5] for r in sub) else "now"
         for n in sorted({r[2] for r in sub}):
-            signed = [r[5]["now"] for r in sub if r[2] == n and "now" in r[5]]
+            signed = [r[5][latest] for r in sub if r[2] == n and latest in r[5]]
             if signed:
-                print(f"{env:12s} now, {n} worker(s): median |error| {statistics.median(map(abs, signed)):.1f}%, "
-                      f"signed {', '.join(f'{e:+.1f}' for e in signed)}")
+                print(f"{env:12s} {latest}, {n} worker(s): median |error| {statistics.median(map(abs, signed)):.1f}%, "
+                      f"max {max(map(abs, signed)):.1f}%, signed {', '.join(f'{e:+.1f}' for e in signed)}")
 
 
 if __name__ == "__main__":
