@@ -149,9 +149,10 @@ def simulate_fast(
     # makes (fast workers make more); a run that needs more is repeated with four times as many.
     factor_columns = 2 * (measured_steps + warmup_steps) + 8
     factors = step_factors(slowdown, worker_speeds, workers, seed, factor_columns)
-    # fifo under the random order: the rank the reference draws as each transfer joins the link,
-    # for about twice the transfers of the run's steps; a run that needs more is repeated with more.
-    draws_ranks = type(order) is RandomOrder and type(sharing) is FifoSharing
+    # fifo or a stream cap under the random order: the rank the reference draws as each transfer joins
+    # the link, for about twice the transfers of the run's steps; a run that needs more is repeated with more.
+    max_streams = _stream_caps(sharing)
+    draws_ranks = type(order) is RandomOrder and (type(sharing) is FifoSharing or max_streams.max() > 0)
     ranks_wanted = 2 * workers * int(graph.transfers_per_worker.sum()) * (measured_steps + warmup_steps + 2) + 64
     # Words of the reference's link generator for the overtake draws: about one join per worker,
     # step and direction, three words each; a run that needs more is repeated with four times as many.
@@ -176,7 +177,7 @@ def simulate_fast(
             first_hold = scaled_first_steps(first_hold, graph.kind, factors)
         cutoff_rng = np.random.default_rng([seed, 0xC07])  # CutoffRun's generator, drawn only by its model
         parameters = (code, workers, *_discipline_parameters(code, run, update_s), histogram)
-        raw = _replay(module, graph, workers, warmup_steps, measured_steps, link, codes, begin,
+        raw = _replay(module, graph, workers, warmup_steps, measured_steps, link, codes, max_streams, begin,
                       first_hold, deterministic, np_rng, overtake, group_weight,
                       released, rank_weight, link_words, record_steps, factors, rank_draws, parameters, may_abort,
                       cutoff_rng, heap_slack, link_slack)
@@ -245,6 +246,12 @@ def _seniority_arrays(compiled: CompiledGraph, workers: int, link: LinkConfig, s
     return overtake, np.array(_group_weights(sharing.seniority, workers)), released, rank_weight
 
 
+def _stream_caps(sharing: SharingModel | None) -> np.ndarray:
+    """Each direction's ``--max-streams`` (0: no cap); every model that takes one caps both."""
+    cap = getattr(sharing, "max_streams", None) or 0
+    return np.array([cap, cap], dtype=np.int64)
+
+
 def _interface_arrays(link: LinkConfig, workers: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Each direction's worker interface (the slowest, the reference's ``worker_capacity``, where
     they differ), each worker's (2, workers) and whether they differ, per direction."""
@@ -276,7 +283,7 @@ def _link_words(seed: int, count: int) -> np.ndarray:
 
 
 def _replay(module: ModuleType, graph: Any, workers: int, warmup_steps: int, measured_steps: int, link: LinkConfig,
-            codes: tuple[int, int], begin: np.ndarray, hold: np.ndarray, deterministic: bool,
+            codes: tuple[int, int], max_streams: np.ndarray, begin: np.ndarray, hold: np.ndarray, deterministic: bool,
             np_rng: np.random.Generator, overtake: np.ndarray, group_weight: np.ndarray, released: np.ndarray,
             rank_weight: np.ndarray, link_words: np.ndarray, record_steps: int, factors: np.ndarray | None,
             rank_draws: np.ndarray | None, discipline: tuple, may_abort: bool,
@@ -302,7 +309,7 @@ def _replay(module: ModuleType, graph: Any, workers: int, warmup_steps: int, mea
             *_interface_arrays(link, workers),
             begin, hold, not deterministic, np_rng, overtake, group_weight, link_words, released, rank_weight,
             record_steps, graph.mean_hold_s, np.ones((1, 1)) if factors is None else factors, factors is not None,
-            np.zeros(1) if rank_draws is None else rank_draws, rank_draws is not None,
+            np.zeros(1) if rank_draws is None else rank_draws, rank_draws is not None, max_streams,
             state, may_abort, cutoff_rng, heap_slack, link_slack,
         )
     except Exception as exc:

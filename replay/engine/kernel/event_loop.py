@@ -61,16 +61,19 @@ from replay.engine.kernel.heap import (
 from replay.engine.kernel.jit import per_event
 from replay.engine.kernel.links import (
     link_add,
+    link_admit,
     link_connections,
     link_next_time,
     link_pop_finished,
     link_set_capacity,
+    link_wait,
 )
 from replay.engine.kernel.seniority_link import seniority_new, seniority_words_short
 from replay.engine.kernel.steps import W_COUNTED, W_HAVE_T0, W_T0, W_T1, end_step, resume, snapshot
 from replay.engine.kernel.support import SHARING_FAIR, SHARING_FIFO, SHARING_SENIORITY
-from replay.engine.kernel.timeline import fifo_admitted, record_done, timeline_new
+from replay.engine.kernel.timeline import fifo_admitted, record_done, timeline_new, waiting_admitted
 from replay.engine.kernel.timeline_rows import OUTCOME_APPLIED, OUTCOME_DROPPED
+from replay.engine.kernel.waiting import waiting_new
 
 # How a run ended.
 STATUS_WINDOW_CLOSED = 0  # the measured steps completed
@@ -170,7 +173,7 @@ def replay(
     hold: np.ndarray, sampled: bool,
     rng: np.random.Generator, overtake: np.ndarray, group_weight: np.ndarray, link_words: np.ndarray,
     released: np.ndarray, rank_weight: np.ndarray, record_steps: int, mean_hold: np.ndarray, factors: np.ndarray,
-    scaled: bool, rank_draws: np.ndarray, draws_ranks: bool,
+    scaled: bool, rank_draws: np.ndarray, draws_ranks: bool, max_streams: np.ndarray,
     ds: tuple, may_abort: bool, cutoff_rng: np.random.Generator, heap_slack: int, link_slack: int,
 ) -> tuple:
     """One run; ``hold`` is (workers, n) with each worker's first step drawn (sampled) or (1, n)
@@ -185,7 +188,8 @@ def replay(
     workers), ``hold`` has a row per worker with its first step scaled, and each later step's
     compute is multiplied by the worker's next ``factors`` (``multipliers``); ``mean_hold`` is
     the (1, n) means a step of mean durations starts from. When ``draws_ranks`` (fifo, random
-    order), each transfer joining the link takes the next of ``rank_draws`` as its rank. ``ds`` is
+    order, or a stream cap), each transfer joining the link takes the next of ``rank_draws`` as its
+    rank. ``max_streams[d]`` caps the transfers in flight on ``d`` (0: no cap; ``waiting``). ``ds`` is
     the discipline's state (``discipline.discipline_new``), ``may_abort`` whether it interrupts
     steps, ``cutoff_rng`` the dynamic cutoff's generator; ``heap_slack`` and ``link_slack`` are
     how many times the room of uninterrupted steps the heap and each worker's transfers get."""
@@ -235,7 +239,9 @@ def replay(
                     unequal)
     sen = seniority_new(workers if _serves(codes, SHARING_SENIORITY) else 1, carry_room, capacity_alone,
                         worker_cap, overtake, group_weight, link_words, released, rank_weight, caps, unequal)
-    links = (codes, fair, fifo, sen)
+    capped = max_streams[0] > 0 or max_streams[1] > 0
+    wq = waiting_new(workers * widest if capped else 1, max_streams)
+    links = (codes, fair, fifo, sen, wq)
     recording = record_steps > 0
     n_transfers = 0
     for j in range(n):
@@ -446,7 +452,8 @@ def replay(
                     b = bits[s]
                     if recording:
                         started[base + s] = t
-                        if b <= 0.0 or codes[d] != SHARING_FIFO:  # fifo admits when it starts serving
+                        # fifo admits when it starts serving, a capped link when a stream is free
+                        if b <= 0.0 or (codes[d] != SHARING_FIFO and max_streams[d] == 0):
                             admitted[base + s] = t
                     if b <= 0.0:
                         a_count = _arrive(at, as_, ap, a_head, a_count, t + delay_s, seq, pack_event(EV_DONE, w, s, nb))
@@ -458,7 +465,10 @@ def replay(
                     if draws_ranks:  # the reference's random order draws as the transfer joins
                         rank = rank_draws[next_rank] if next_rank < rank_draws.shape[0] else 0.0
                         next_rank += 1
-                    nt = link_add(links, d, t, step_start[w], rank, w, s, b)
+                    if max_streams[d]:
+                        nt = link_wait(links, d, t, step_start[w], rank, w, s, b)
+                    else:
+                        nt = link_add(links, d, t, step_start[w], rank, w, s, b)
                     # Only an earlier finish needs a new event; if the arrival delayed the next
                     # finish, the event already queued fires early, finds nothing and re-arms.
                     if nt < link_sched[d]:
@@ -542,8 +552,12 @@ def replay(
             d = w  # always the live timer: superseded ones never enter a source
             was_busy = fifo[1][d, FIFO_BUSY] == 1 if codes[d] == SHARING_FIFO else False
             n_done = link_pop_finished(links, d, t, done_worker, done_node)
+            if max_streams[d]:
+                link_admit(links, d, t)
             if recording and codes[d] == SHARING_FIFO:
                 fifo_admitted(tl, fifo, d, was_busy, n_done, t, n)
+            elif recording and max_streams[d] > 0:
+                waiting_admitted(tl, wq, d, t, n)
             for q in range(n_done):
                 a_count = _arrive(at, as_, ap, a_head, a_count, t + delay_s, seq,
                                   pack_event(EV_DONE, done_worker[q], done_node[q], nb))

@@ -12,6 +12,10 @@ indexed heap, updated in place, with the same key: the live entries and their or
 of the reference, so transfers finish in the same order with the same floats. The arithmetic
 is the reference's, operation for operation.
 
+Under a stream cap a transfer first waits (``waiting``): ``fair_arrive`` only advances the
+clocks and counts it, ``fair_admit`` is the reference's ``_admit`` when a stream frees, and
+``fair_rerate`` sets the rate after the admissions of one instant.
+
 State is a tuple of arrays whose first index is the direction (DOWNLINK, UPLINK).
 """
 
@@ -22,6 +26,7 @@ import math
 import numpy as np
 from numba import njit
 
+from replay.engine.kernel.heap import before3
 from replay.engine.kernel.jit import per_event
 
 # Float fields of a direction.
@@ -119,21 +124,12 @@ def _flow_pop(tag: np.ndarray, seq: np.ndarray, node: np.ndarray, count: np.ndar
 # -- the connections' next finishes: an indexed heap keyed (G at finish, version, worker) ------------------------
 
 @per_event
-def _before(at_a: float, ver_a: int, w_a: int, at_b: float, ver_b: int, w_b: int) -> bool:
-    if at_a != at_b:
-        return at_a < at_b
-    if ver_a != ver_b:
-        return ver_a < ver_b
-    return w_a < w_b
-
-
-@per_event
 def _finish_place(at: np.ndarray, ver: np.ndarray, who: np.ndarray, pos_of: np.ndarray, size: int, d: int,
                   pos: int, new_at: float, new_ver: int, w: int) -> None:
     """Put (new_at, new_ver, w) at ``pos`` and restore the heap order around it."""
     while pos > 0:
         parent = (pos - 1) >> 1
-        if _before(new_at, new_ver, w, at[d, parent], ver[d, parent], who[d, parent]):
+        if before3(new_at, new_ver, w, at[d, parent], ver[d, parent], who[d, parent]):
             at[d, pos] = at[d, parent]
             ver[d, pos] = ver[d, parent]
             who[d, pos] = who[d, parent]
@@ -146,10 +142,10 @@ def _finish_place(at: np.ndarray, ver: np.ndarray, who: np.ndarray, pos_of: np.n
         if child >= size:
             break
         right = child + 1
-        if right < size and _before(at[d, right], ver[d, right], who[d, right], at[d, child], ver[d, child],
+        if right < size and before3(at[d, right], ver[d, right], who[d, right], at[d, child], ver[d, child],
                                     who[d, child]):
             child = right
-        if _before(at[d, child], ver[d, child], who[d, child], new_at, new_ver, w):
+        if before3(at[d, child], ver[d, child], who[d, child], new_at, new_ver, w):
             at[d, pos] = at[d, child]
             ver[d, pos] = ver[d, child]
             who[d, pos] = who[d, child]
@@ -186,36 +182,66 @@ def _finish_drop_top(st: tuple, d: int) -> None:
 # -- the link's calls, as in the reference ------------------------------------------------------------------------
 
 @per_event
-def fair_add(st: tuple, d: int, now: float, worker: int, node: int, bits: float) -> float:
-    """A transfer asks for direction ``d``; returns the direction's next finish time."""
+def fair_admit(st: tuple, d: int, worker: int, node: int, bits: float, seq: int) -> None:
+    """A transfer joins its connection on ``d`` (the reference's ``_admit``), the clocks already
+    advanced to now; the rate is the caller's to set."""
     lf, li, flow_clock, synced_at, version = st[0], st[1], st[2], st[3], st[4]
-    count_of, tag, seq, nodes, finish_at = st[5], st[6], st[7], st[8], st[9]
-    active = li[d, I_ACTIVE]
-    if active:
-        step = (now - lf[d, F_T_LAST]) * lf[d, F_RATE]
-        lf[d, F_CLOCK] += step
-        lf[d, F_SERVED] += step * active
-    lf[d, F_T_LAST] = now
+    count_of, tag, seqs, nodes = st[5], st[6], st[7], st[8]
     clock = lf[d, F_CLOCK]
     count = count_of[d, worker]
     if count:
         own = flow_clock[d, worker] + (clock - synced_at[d, worker]) / count
     else:
         own = 0.0
-        active += 1
-        li[d, I_ACTIVE] = active
+        li[d, I_ACTIVE] += 1
     flow_clock[d, worker] = own
     synced_at[d, worker] = clock
-    li[d, I_SEQ] += 1
-    _flow_push(tag, seq, nodes, count_of, d, worker, own + bits, li[d, I_SEQ], node)
+    _flow_push(tag, seqs, nodes, count_of, d, worker, own + bits, seq, node)
     li[d, I_ADMITTED] += 1
     v = version[d, worker] + 1
     version[d, worker] = v
     _finish_set(st, d, worker, clock + (tag[d, worker, 0] - own) * (count + 1), v)
-    share = lf[d, F_CAPACITY] / active
-    rate = share if share < lf[d, F_WORKER_CAP] else lf[d, F_WORKER_CAP]
-    lf[d, F_RATE] = rate
-    return now + (finish_at[d, 0] - clock) / rate
+
+
+@per_event
+def _set_rate(st: tuple, d: int) -> None:
+    lf, li = st[0], st[1]
+    active = li[d, I_ACTIVE]
+    if active:
+        share = lf[d, F_CAPACITY] / active
+        lf[d, F_RATE] = share if share < lf[d, F_WORKER_CAP] else lf[d, F_WORKER_CAP]
+
+
+@per_event
+def fair_add(st: tuple, d: int, now: float, worker: int, node: int, bits: float) -> float:
+    """A transfer asks for direction ``d`` (no stream cap); returns the direction's next finish time."""
+    lf, li, finish_at = st[0], st[1], st[9]
+    _advance(st, d, now)
+    li[d, I_SEQ] += 1
+    fair_admit(st, d, worker, node, bits, li[d, I_SEQ])
+    _set_rate(st, d)
+    return now + (finish_at[d, 0] - lf[d, F_CLOCK]) / lf[d, F_RATE]
+
+
+@per_event
+def fair_arrive(st: tuple, d: int, now: float) -> int:
+    """A transfer arrives at ``d`` under a stream cap and waits: the clocks advance to now; returns its seq."""
+    _advance(st, d, now)
+    li = st[1]
+    li[d, I_SEQ] += 1
+    return li[d, I_SEQ]
+
+
+@per_event
+def fair_admitted(st: tuple, d: int) -> int:
+    """Transfers admitted to ``d`` and not finished: what the stream cap counts."""
+    return st[1][d, I_ADMITTED]
+
+
+@per_event
+def fair_rerate(st: tuple, d: int) -> None:
+    """After waiting transfers were admitted at the end of ``pop_finished``."""
+    _set_rate(st, d)
 
 
 @per_event
@@ -233,12 +259,8 @@ def fair_pop_finished(st: tuple, d: int, now: float, done_worker: np.ndarray, do
     lf, li, flow_clock, synced_at, version = st[0], st[1], st[2], st[3], st[4]
     count_of, tag, seq, nodes = st[5], st[6], st[7], st[8]
     finish_at, finish_version, finish_worker = st[9], st[10], st[11]
+    _advance(st, d, now)
     active = li[d, I_ACTIVE]
-    if active:
-        step = (now - lf[d, F_T_LAST]) * lf[d, F_RATE]
-        lf[d, F_CLOCK] += step
-        lf[d, F_SERVED] += step * active
-    lf[d, F_T_LAST] = now
     clock = lf[d, F_CLOCK]
     limit = clock + 1e-9 * clock + 1e-6
     late = now + 1e-9 * now + 1e-6
@@ -278,13 +300,13 @@ def fair_pop_finished(st: tuple, d: int, now: float, done_worker: np.ndarray, do
     if not active:
         lf[d, F_CLOCK] = 0.0
     else:
-        share = lf[d, F_CAPACITY] / active
-        lf[d, F_RATE] = share if share < lf[d, F_WORKER_CAP] else lf[d, F_WORKER_CAP]
+        _set_rate(st, d)
     return n_done
 
 
 @per_event
 def _advance(st: tuple, d: int, now: float) -> None:
+    """Bring ``G`` and the served bits of ``d`` up to ``now``."""
     lf, li = st[0], st[1]
     active = li[d, I_ACTIVE]
     if active:
@@ -296,13 +318,9 @@ def _advance(st: tuple, d: int, now: float) -> None:
 
 @per_event
 def fair_set_capacity(st: tuple, d: int, now: float, capacity_bps: float) -> None:
-    lf, li = st[0], st[1]
     _advance(st, d, now)
-    lf[d, F_CAPACITY] = capacity_bps
-    active = li[d, I_ACTIVE]
-    if active:
-        share = capacity_bps / active
-        lf[d, F_RATE] = share if share < lf[d, F_WORKER_CAP] else lf[d, F_WORKER_CAP]
+    st[0][d, F_CAPACITY] = capacity_bps
+    _set_rate(st, d)
 
 
 @per_event

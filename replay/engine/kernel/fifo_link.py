@@ -2,9 +2,8 @@
 
 One transfer in service per direction, at the slower of the PS's interface and its worker's
 (one cap for all, or one per worker where interfaces differ); the rest wait in a heap keyed
-``(step start, order rank, seq)``, the reference's ``(order key, seq)`` with the key of the
-``trace`` or ``priority`` order. The arithmetic is the reference's, operation for operation, so
-finish times agree to the bit.
+``(step start, order rank, seq)``, the reference's ``(order key, seq)`` (``waiting``). The
+arithmetic is the reference's, operation for operation, so finish times agree to the bit.
 
 State is a tuple of arrays whose first index is the direction (DOWNLINK, UPLINK).
 """
@@ -17,6 +16,7 @@ import numpy as np
 from numba import njit
 
 from replay.engine.kernel.jit import per_event
+from replay.engine.kernel.waiting import queue_pop, queue_push
 
 # Float fields of a direction.
 F_CAPACITY = 0
@@ -60,86 +60,18 @@ def fifo_new(waiting_capacity: int, capacity_bps: np.ndarray, worker_cap_bps: np
 
 
 @per_event
-def _before(a_start: float, a_rank: float, a_seq: int, b_start: float, b_rank: float, b_seq: int) -> bool:
-    if a_start != b_start:
-        return a_start < b_start
-    if a_rank != b_rank:
-        return a_rank < b_rank
-    return a_seq < b_seq
-
-
-@per_event
 def fifo_add(st: tuple, d: int, now: float, step_start_s: float, rank: float, worker: int, node: int,
              bits: float) -> float:
     """Everything queues; an idle direction picks the smallest key when its timer fires at ``now``,
     so transfers that become ready together are served in policy order."""
-    lf, li, k_start, k_rank, k_seq, k_worker, k_node, k_bits = st[0], st[1], st[2], st[3], st[4], st[5], st[6], st[7]
+    lf, li = st[0], st[1]
     li[d, I_SEQ] += 1
-    new_seq = li[d, I_SEQ]
-    pos = li[d, I_WAITING]
-    li[d, I_WAITING] = pos + 1
-    while pos > 0:
-        parent = (pos - 1) >> 1
-        if _before(step_start_s, rank, new_seq, k_start[d, parent], k_rank[d, parent], k_seq[d, parent]):
-            k_start[d, pos] = k_start[d, parent]
-            k_rank[d, pos] = k_rank[d, parent]
-            k_seq[d, pos] = k_seq[d, parent]
-            k_worker[d, pos] = k_worker[d, parent]
-            k_node[d, pos] = k_node[d, parent]
-            k_bits[d, pos] = k_bits[d, parent]
-            pos = parent
-        else:
-            break
-    k_start[d, pos] = step_start_s
-    k_rank[d, pos] = rank
-    k_seq[d, pos] = new_seq
-    k_worker[d, pos] = worker
-    k_node[d, pos] = node
-    k_bits[d, pos] = bits
+    queue_push(st[2], st[3], st[4], st[5], st[6], st[7], li[d, I_WAITING], d, step_start_s, rank, li[d, I_SEQ],
+               worker, node, bits)
+    li[d, I_WAITING] += 1
     if li[d, I_BUSY] == 0:
         lf[d, F_FINISH] = now
     return lf[d, F_FINISH]
-
-
-@per_event
-def _pop_waiting(st: tuple, d: int) -> int:
-    """Move the first waiting transfer into the service fields of ``d``; returns its worker."""
-    lf, li, k_start, k_rank, k_seq, k_worker, k_node, k_bits = st[0], st[1], st[2], st[3], st[4], st[5], st[6], st[7]
-    size = li[d, I_WAITING] - 1
-    li[d, I_WAITING] = size
-    top_worker, top_node, top_bits = k_worker[d, 0], k_node[d, 0], k_bits[d, 0]
-    if size > 0:
-        l_start, l_rank, l_seq = k_start[d, size], k_rank[d, size], k_seq[d, size]
-        l_worker, l_node, l_bits = k_worker[d, size], k_node[d, size], k_bits[d, size]
-        pos = 0
-        while True:
-            child = 2 * pos + 1
-            if child >= size:
-                break
-            right = child + 1
-            if right < size and _before(k_start[d, right], k_rank[d, right], k_seq[d, right], k_start[d, child],
-                                        k_rank[d, child], k_seq[d, child]):
-                child = right
-            if _before(k_start[d, child], k_rank[d, child], k_seq[d, child], l_start, l_rank, l_seq):
-                k_start[d, pos] = k_start[d, child]
-                k_rank[d, pos] = k_rank[d, child]
-                k_seq[d, pos] = k_seq[d, child]
-                k_worker[d, pos] = k_worker[d, child]
-                k_node[d, pos] = k_node[d, child]
-                k_bits[d, pos] = k_bits[d, child]
-                pos = child
-            else:
-                break
-        k_start[d, pos] = l_start
-        k_rank[d, pos] = l_rank
-        k_seq[d, pos] = l_seq
-        k_worker[d, pos] = l_worker
-        k_node[d, pos] = l_node
-        k_bits[d, pos] = l_bits
-    li[d, I_CURRENT_WORKER] = top_worker
-    li[d, I_CURRENT_NODE] = top_node
-    lf[d, F_CURRENT_BITS] = top_bits
-    return top_worker
 
 
 @per_event
@@ -162,7 +94,11 @@ def fifo_pop_finished(st: tuple, d: int, now: float, done_worker: np.ndarray, do
         n_done = 1
     lf[d, F_FINISH] = math.inf
     if li[d, I_WAITING]:
-        _pop_waiting(st, d)
+        _, worker, node, bits = queue_pop(st[2], st[3], st[4], st[5], st[6], st[7], li[d, I_WAITING], d)
+        li[d, I_WAITING] -= 1
+        li[d, I_CURRENT_WORKER] = worker
+        li[d, I_CURRENT_NODE] = node
+        lf[d, F_CURRENT_BITS] = bits
         li[d, I_BUSY] = 1
         if li[d, I_UNEQUAL]:  # the reference's _start: min(capacity, the worker's interface)
             cap = st[8][d, li[d, I_CURRENT_WORKER]]

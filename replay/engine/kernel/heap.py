@@ -39,6 +39,17 @@ def pack_event(code: int, worker: int, node: int, bits: int) -> int:
 
 
 @per_event
+def before3(a0: float, a1: float, a2: float, b0: float, b1: float, b2: float) -> bool:
+    """Whether the key ``(a0, a1, a2)`` comes before ``(b0, b1, b2)``, as tuples compare; the
+    links' heaps key by three numbers, the last one unique."""
+    if a0 != b0:
+        return a0 < b0
+    if a1 != b1:
+        return a1 < b1
+    return a2 < b2
+
+
+@per_event
 def event_push(times: np.ndarray, seqs: np.ndarray, packed: np.ndarray, size: int, time_s: float, seq: int,
                payload: int) -> int:
     """Push one event (the caller allocated room for it); returns the new size."""

@@ -20,6 +20,11 @@ A run that needs more words than it was given says so (``rng[1]``) and is run ag
 With a join window (released groups) connections join and are re-rated by ``group_link``
 instead, on the same arrays; the rest (advancing, timing, finishing) is shared.
 
+Under a stream cap a transfer first waits (``waiting``): ``seniority_arrive`` only advances the
+clocks and counts it, ``seniority_admit`` is the reference's ``_admit`` when a stream frees (a
+connection joins, overtaking or into a group, when its first transfer is admitted), and
+``seniority_rerate`` re-rates every connection after the admissions of one instant.
+
 State is a tuple of arrays whose first index is the direction (DOWNLINK, UPLINK); its layout is
 ``seniority_state``'s.
 """
@@ -203,12 +208,12 @@ def seniority_next_time(st: tuple, d: int) -> float:
 
 
 @per_event
-def seniority_add(st: tuple, d: int, now: float, worker: int, node: int, bits: float) -> float:
-    """A transfer asks for direction ``d``; returns the direction's next finish time."""
+def seniority_admit(st: tuple, d: int, now: float, worker: int, node: int, bits: float, seq: int) -> bool:
+    """A transfer joins ``d`` (the reference's ``_admit``), the clocks already advanced to now: a
+    worker without transfers there joins the connections (overtaking, or into a released group);
+    returns whether it did. The re-rating is the caller's."""
     lf, li, clocks, count, tag, seqs, nodes, by_age, words, rng = (st[0], st[1], st[2], st[4], st[5], st[6], st[7],
                                                                    st[8], st[10], st[11])
-    _advance(st, d, now)
-    li[d, I_SEQ] += 1
     joins = count[d, worker] == 0
     if joins and lf[d, F_JOIN_WINDOW] > 0.0:
         group_join(st, d, now, worker)
@@ -223,13 +228,45 @@ def seniority_add(st: tuple, d: int, now: float, worker: int, node: int, bits: f
         else:
             by_age[d, n] = worker
         li[d, I_CONNECTIONS] = n + 1
-    _flow_push(tag, seqs, nodes, count, d, worker, clocks[d, worker] + bits, li[d, I_SEQ], node)
+    _flow_push(tag, seqs, nodes, count, d, worker, clocks[d, worker] + bits, seq, node)
     li[d, I_ACTIVE] += 1
-    if joins:
+    return joins
+
+
+@per_event
+def seniority_add(st: tuple, d: int, now: float, worker: int, node: int, bits: float) -> float:
+    """A transfer asks for direction ``d`` (no stream cap); returns the direction's next finish time."""
+    li = st[1]
+    _advance(st, d, now)
+    li[d, I_SEQ] += 1
+    if seniority_admit(st, d, now, worker, node, bits, li[d, I_SEQ]):
         _rerate(st, d)
     else:
         _rerate_one(st, d, worker)
     return seniority_next_time(st, d)
+
+
+@per_event
+def seniority_arrive(st: tuple, d: int, now: float) -> int:
+    """A transfer arrives at ``d`` under a stream cap and waits: the clocks advance to now; returns its seq."""
+    _advance(st, d, now)
+    li = st[1]
+    li[d, I_SEQ] += 1
+    return li[d, I_SEQ]
+
+
+@per_event
+def seniority_admitted(st: tuple, d: int) -> int:
+    """Transfers admitted to ``d`` and not finished: what the stream cap counts."""
+    return st[1][d, I_ACTIVE]
+
+
+@per_event
+def seniority_rerate(st: tuple, d: int) -> None:
+    """After waiting transfers were admitted at the end of ``pop_finished``: the reference
+    re-rates every connection then."""
+    if st[1][d, I_ACTIVE]:
+        _rerate(st, d)
 
 
 @per_event

@@ -3,15 +3,16 @@
 The kernel holds every synchronization discipline (``async``, ``ssp``, ``sync``, ``backup``,
 ``cutoff`` with a static, gradient-count or dynamic cutoff, and ``saps``), workers of unequal
 speeds (``--worker-speeds``, ``--slowdown``) and interfaces (``--worker-bandwidths``, in one
-direction or both), ``fair`` sharing (one connection per worker, no stream cap), ``seniority``
-sharing (the default; with its overtakes, its released groups or fair downloads, without a
-stream cap) and ``fifo`` sharing, each direction by the model the reference gives it, under the
-``trace`` and ``priority`` orders and ``random`` (under ``fifo`` its ranks, drawn by the
-reference's Python generator as transfers join, are drawn before the run), with or without
-timeline recording. Everything else is a Python policy object the kernel cannot call per
-event without losing its speed, so those replays stay with the reference engine. Disciplines
-are compared by exact type, as sharing models are: a subclass is another discipline, which the
-kernel does not know. This module only inspects settings; it imports no numba.
+direction or both), ``fair`` sharing (one connection per worker) and ``seniority`` sharing (the
+default; with its overtakes, its released groups or fair downloads), with or without a stream
+cap (``--max-streams``), and ``fifo`` sharing, each direction by the model the reference gives
+it, under the ``trace`` and ``priority`` orders and ``random`` (where the link chooses, under
+``fifo`` or a stream cap, its ranks, drawn by the reference's Python generator as transfers
+join, are drawn before the run), with or without timeline recording. Everything else is a
+Python policy object the kernel cannot call per event without losing its speed, so those
+replays stay with the reference engine. Disciplines are compared by exact type, as sharing
+models are: a subclass is another discipline, which the kernel does not know. This module only
+inspects settings; it imports no numba.
 """
 
 from __future__ import annotations
@@ -92,8 +93,6 @@ def unsupported_setting(
     # Subclasses (fair-per-transfer, seniority) are other models: compare exact types.
     if sharing is not None and type(sharing) not in (FairSharing, FifoSharing, SenioritySharing):
         return f"--sharing {sharing.name}"
-    if type(sharing) in (FairSharing, SenioritySharing) and sharing.max_streams is not None:
-        return "--max-streams"
     if order is not None and type(order) not in (TraceOrder, PriorityOrder, RandomOrder):
         return f"--order {order.name}"
     return None

@@ -12,9 +12,10 @@ room enough.
 Start times are kept per (worker, node) as the reference keeps ``started``, only while
 recording (the loop sets them where it starts an op or requests a transfer); the start node is
 never set, as in the reference. A transfer is admitted when it is requested under ``fair`` and
-``seniority`` (no stream cap: the reference's links admit in ``add``) and when it enters service
-under ``fifo`` (``fifo_admitted``); the reference's ``admitted_at`` dictionary keeps the latest
-admission of a (worker, node), and so does the array.
+``seniority`` without a stream cap (the reference's links admit in ``add``), when a stream is
+free under a cap (``waiting_admitted``) and when it enters service under ``fifo``
+(``fifo_admitted``); the reference's ``admitted_at`` dictionary keeps the latest admission of a
+(worker, node), and so does the array.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from numba import njit
 from replay.engine.kernel.fifo_link import I_BUSY, I_CURRENT_NODE, I_CURRENT_WORKER
 from replay.engine.kernel.jit import per_event
 from replay.engine.kernel.timeline_rows import C_OPS, C_RECORD_STEPS, C_STEPS, C_TRANSFERS
+from replay.engine.kernel.waiting import I_ADMITTED
 
 
 @njit(cache=True)
@@ -92,3 +94,11 @@ def fifo_admitted(tl: tuple, fifo: tuple, d: int, was_busy: bool, n_done: int, n
     li = fifo[1]
     if li[d, I_BUSY] == 1 and (n_done > 0 or not was_busy):
         tl[8][li[d, I_CURRENT_WORKER] * n + li[d, I_CURRENT_NODE]] = now
+
+
+@per_event
+def waiting_admitted(tl: tuple, wq: tuple, d: int, now: float, n: int) -> None:
+    """After a capped direction's finished transfers were popped at ``now``: the waiting
+    transfers it admitted then are admitted now."""
+    for q in range(wq[0][d, I_ADMITTED]):
+        tl[8][wq[8][d, q] * n + wq[9][d, q]] = now

@@ -160,9 +160,7 @@ class CustomDiscipline(AsyncTraining):
 @pytest.mark.parametrize(
     ("setting", "words"),
     [
-        ({"sharing": SenioritySharing(max_streams=2)}, "--max-streams"),
         ({"sharing": TransferFairSharing()}, "--sharing fair-per-transfer"),
-        ({"sharing": FairSharing(max_streams=2)}, "--max-streams"),
         ({"discipline": CustomDiscipline()}, "--sync custom"),
     ],
 )
@@ -262,15 +260,16 @@ def test_compiled_engine_refuses_a_machine_without_numba(monkeypatch):
 
 @needs_numba
 def test_predict_command_takes_the_engine(tmp_path: Path, graph_file: Path, capsys):
-    """`replay predict --engine compiled` runs the default sharing and refuses a stream cap in one error line."""
+    """`replay predict --engine compiled` runs the default sharing and refuses one it lacks in one error line."""
     common = ["predict", str(graph_file), "--workers", "1,2", "--bandwidth", "100mbit", "--steps", "2", "--seeds",
               "1", "--no-timelines", "--engine", "compiled"]
     assert main([*common, "--out", str(tmp_path / "seniority")]) == 0
     capsys.readouterr()
-    code = main([*common, "--max-streams", "2", "--out", str(tmp_path / "capped")])
+    code = main([*common, "--sharing", "fair-per-transfer", "--out", str(tmp_path / "per-transfer")])
     err = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
-    assert code == 2 and len(err) == 1 and err[0].startswith("error: --engine compiled: --max-streams"), err
-    assert not (tmp_path / "capped").exists()
+    assert code == 2 and len(err) == 1, err
+    assert err[0].startswith("error: --engine compiled: --sharing fair-per-transfer"), err
+    assert not (tmp_path / "per-transfer").exists()
 
 
 def test_predict_runs_where_numba_cannot_be_imported(tmp_path: Path):

@@ -17,7 +17,7 @@ from replay.engine.kernel import simulate_fast, unsupported_setting
 from replay.engine.kernel.support import SHARING_FAIR, SHARING_SENIORITY, direction_codes
 from replay.engine.link import LinkConfig, target_link
 from replay.engine.loop import DurationModel, one_step_time_s, simulate
-from replay.engine.order import TraceOrder
+from replay.engine.order import OrderPolicy, TraceOrder
 from replay.engine.sharing import FairSharing, SenioritySharing, SharingModel
 from replay.synthetic import chain_graph
 from tests.conftest import TRACES_DIR
@@ -57,13 +57,14 @@ def shaped_link(model: str, interfaces: str) -> LinkConfig:
 
 
 def run_both(model: str, workers: int, sharing: SharingModel, link: LinkConfig, *, deterministic: bool, name: str,
-             seed: int) -> tuple:
+             seed: int, order: OrderPolicy | None = None, record_steps: int = 0) -> tuple:
     """The kernel's and the reference's run of one configuration, workers staggered over one step."""
     compiled = compile_graph(load_stepgraph(TRACES_DIR / model / "graph.json"))
-    kwargs = dict(sharing=sharing, order=TraceOrder(),
+    kwargs = dict(sharing=sharing, order=order or TraceOrder(),
                   durations=DurationModel(compute_scale=1.1, deterministic=deterministic), measured_steps=3,
                   warmup_steps=2, seed=seed, stagger_s=one_step_time_s(compiled, link, sharing=sharing),
-                  discipline=None if name == "async" else discipline(name, model, BANDWIDTH_BPS))
+                  discipline=None if name == "async" else discipline(name, model, BANDWIDTH_BPS),
+                  record_steps=record_steps)
     return simulate_fast(compiled, workers, link, **kwargs), simulate(compiled, workers, link, **kwargs)
 
 
