@@ -92,6 +92,7 @@ def link_arguments(args: argparse.Namespace) -> dict[str, object]:
                                        if part.strip()),
         "mtu": args.mtu,
         "contention_efficiency": contention,
+        "reverse_efficiencies": profile.reverse_efficiencies if profile is not None else (1.0, 1.0),
     }
 
 

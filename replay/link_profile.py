@@ -8,6 +8,15 @@ incumbents (``overtake``, at most, and ``overtake_time_s / T`` for transfers of 
 Which values hold is a property of the network (its queue, its congestion control), so they are
 measured on it rather than fitted to one environment (docs/network-probe.md).
 
+A profile of an emulated link also holds ``step_fit``: the contention and reverse efficiencies
+that make the replay of a reference step (``tracetool.measure.link_step_fit``) meet that step
+probed over the link by one to four workers. Where it is present the replay takes its link
+efficiencies from it and keeps the default seniority and overtake law: fitted per model by
+validate, those efficiencies are a property of the network rather than of the model (each point
+predicted with the median of the other models' fits lost nothing behind BBR and the 5 ms queue,
+docs/network-probe.md), while the join trials' seniority and overtakes predicted deep buffers
+20-50% fast.
+
 ``latency_s`` is what a transfer's last byte waits beyond the fluid model: half the idle round
 trip plus the queue a busy direction keeps standing (loss-based TCP fills a drop-tail queue;
 BBR keeps it short). The probe measures the standing queue as the round-trip time under load
@@ -65,11 +74,25 @@ def queue_wait_s(standing_queue_s: float) -> float:
 
 
 @dataclass(frozen=True)
+class StepFit:
+    """The link efficiencies fitted by replaying a reference step probed over the link."""
+
+    contention_efficiency: float
+    download_reverse_efficiency: float
+    upload_reverse_efficiency: float
+    contention_source: str  # "probe rates" (a queue deeper than the replay's latency) or "least squares"
+    download_bytes: int  # the reference step: bytes each way and compute between them
+    upload_bytes: int
+    compute_s: float
+
+
+@dataclass(frozen=True)
 class LinkProfile:
     download: DirectionProfile
     upload: DirectionProfile
     rtt_idle_s: float
     environment: dict[str, Any]  # what was measured: emulated (bandwidth, queue, congestion control) or hosts
+    step_fit: StepFit | None = None  # absent from profiles of real hosts and from older profiles
 
     @property
     def line_rate_bps(self) -> float:
@@ -82,7 +105,16 @@ class LinkProfile:
 
     @property
     def contention_efficiency(self) -> float:
+        if self.step_fit is not None:
+            return self.step_fit.contention_efficiency
         return min(1.0, max(0.1, (self.download.contention_efficiency + self.upload.contention_efficiency) / 2))
+
+    @property
+    def reverse_efficiencies(self) -> tuple[float, float]:
+        """(download, upload): a lone transfer's share of its rate under the other direction's load."""
+        if self.step_fit is None:
+            return 1.0, 1.0
+        return self.step_fit.download_reverse_efficiency, self.step_fit.upload_reverse_efficiency
 
     @property
     def seniority(self) -> float:
@@ -103,6 +135,12 @@ class LinkProfile:
         return cap, max(long, 0.01) * long_s
 
     def sharing_parameters(self) -> dict[str, float]:
+        """The sharing parameters the replay takes from this profile; with a step fit only the
+        efficiencies (the seniority and overtake law stay the defaults)."""
+        if self.step_fit is not None:
+            down, up = self.reverse_efficiencies
+            return {"contention_efficiency": self.contention_efficiency, "download_reverse_efficiency": down,
+                    "upload_reverse_efficiency": up}
         overtake, overtake_time_s = self.overtake()
         return {"seniority": self.seniority, "overtake": overtake, "overtake_time_s": overtake_time_s,
                 "contention_efficiency": self.contention_efficiency}
@@ -140,7 +178,22 @@ def link_profile_from_json(data: Any, origin: str) -> LinkProfile:
     upload = _direction(object_field(data, "upload", place), Place(origin, "upload", _FIX))
     environment = object_field(data, "environment", place, default={})
     string_field(environment, "kind", Place(origin, "environment", _FIX), default="")
-    return LinkProfile(download, upload, number_field(data, "rtt_idle_s", place, maximum=60.0), environment)
+    raw_fit = data.get("step_fit")
+    step_fit = None if raw_fit is None else _step_fit(object_field(data, "step_fit", place),
+                                                      Place(origin, "step_fit", _FIX))
+    return LinkProfile(download, upload, number_field(data, "rtt_idle_s", place, maximum=60.0), environment, step_fit)
+
+
+def _step_fit(raw: dict[str, Any], place: Place) -> StepFit:
+    efficiencies = {key: number_field(raw, key, place, maximum=1.0)
+                    for key in ("contention_efficiency", "download_reverse_efficiency", "upload_reverse_efficiency")}
+    for key, value in efficiencies.items():
+        if value < 0.1:
+            raise place.refuse(key, f"is {value:g}, below 0.1")
+    return StepFit(**efficiencies, contention_source=string_field(raw, "contention_source", place),
+                   download_bytes=int(number_field(raw, "download_bytes", place, maximum=1e12)),
+                   upload_bytes=int(number_field(raw, "upload_bytes", place, maximum=1e12)),
+                   compute_s=number_field(raw, "compute_s", place, maximum=3600.0))
 
 
 def load_link_profile(path: str | os.PathLike[str]) -> LinkProfile:

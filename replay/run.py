@@ -34,6 +34,7 @@ class PredictRequest:
     worker_bandwidths_bps: tuple[float, ...] = ()  # the first workers' own interfaces
     mtu: int = DEFAULT_MTU
     contention_efficiency: float = 1.0
+    reverse_efficiencies: tuple[float, float] = (1.0, 1.0)  # (download, upload), from a link profile's step fit
     settings: ReplaySettings = field(default_factory=ReplaySettings)
     timelines: bool = True
     timeline_steps: int = TIMELINE_STEPS
@@ -60,7 +61,7 @@ def run_predict(request: PredictRequest) -> PredictOutcome:
     check_output_folder(request.out_dir)
     graph = load_stepgraph(request.graph_path)
     link = target_link(graph, request.bandwidth_bps, request.latency_s, request.worker_bandwidth_bps, request.mtu,
-                       request.contention_efficiency, request.worker_bandwidths_bps)
+                       request.contention_efficiency, request.worker_bandwidths_bps, request.reverse_efficiencies)
     prediction = predict(graph, workers, link, request.settings)
     timelines = {}
     if request.timelines:

@@ -170,14 +170,21 @@ def cmd_probe(args: argparse.Namespace) -> int:
         bandwidth_bps = parse_bandwidth_bps(args.bandwidth)
         queue = parse_queue(args.queue)
         tcp_settings.check_tcp_congestion_control(args.tcp_congestion_control)
-        profile = probe_network(bandwidth_bps, queue, args.tcp_congestion_control, args.trials, progress=say)
+        profile = probe_network(bandwidth_bps, queue, args.tcp_congestion_control, args.trials, progress=say,
+                                step_fit=not args.no_step_fit)
     assert out is not None
     write_json_atomically(out, profile.to_json_dict())
     sharing = profile.sharing_parameters()
+    if profile.step_fit is not None:
+        down, up = profile.reverse_efficiencies
+        shared = (f"contention efficiency {sharing['contention_efficiency']:.3f}, reverse efficiencies "
+                  f"{down:.2f} (download) and {up:.2f} (upload), the default seniority and overtake law")
+    else:
+        shared = (f"seniority {sharing['seniority']:.2f}, overtake {sharing['overtake']:.2f}, contention efficiency "
+                  f"{sharing['contention_efficiency']:.3f}")
     print(f"link profile written to {out}: line rate {profile.line_rate_bps / 1e6:.2f} Mbit/s, latency "
           f"{profile.latency_s * 1e3:.2f} ms (round trip {profile.rtt_idle_s * 1e3:.2f} ms, standing queue included), "
-          f"seniority {sharing['seniority']:.2f}, overtake {sharing['overtake']:.2f}, contention efficiency "
-          f"{sharing['contention_efficiency']:.3f}")
+          f"{shared}")
     return 0
 
 
@@ -195,6 +202,9 @@ def add_probe_command(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--tcp-congestion-control", default="cubic", metavar="ALGORITHM",
                    help="TCP congestion control of the tasks (default cubic)")
     p.add_argument("--trials", type=int, default=8, help="join trials per direction and transfer length (default 8)")
+    p.add_argument("--no-step-fit", action="store_true",
+                   help="skip the reference step of one to four workers (about 1.5 minutes) whose replayed fit gives "
+                        "the profile's contention and reverse efficiencies; the emulated link only")
     p.add_argument("--out", default="", help="link profile JSON to write (with --cluster: on worker 0)")
     p.add_argument("--cluster", default="", help="JSON file {\"ps\": [\"host:port\"], \"worker\": [...]} of real "
                    "hosts; run the command on the PS and on workers 0 and 1 with their --job and --task-index")

@@ -178,14 +178,18 @@ def target_link(
     mtu: int = DEFAULT_MTU,
     contention_efficiency: float = 1.0,
     worker_bandwidths_bps: tuple[float, ...] = (),
+    reverse_efficiencies: tuple[float, float] = (1.0, 1.0),
 ) -> LinkConfig:
     """The link to predict for: the user's line rate (both directions) and latency, with the
     per-transfer overhead calibrated on the profiled link and the headers of ``mtu``-sized
-    frames taken off the line rate. ``None`` bandwidth means the profiled link (payload rates)."""
+    frames taken off the line rate. ``None`` bandwidth means the profiled link (payload rates).
+    ``reverse_efficiencies`` (download, upload) are a measured network's (a link profile's step fit)."""
     base = profiled_link(graph)
+    down, up = reverse_efficiencies
     if bandwidth_bps is None:
         return replace(base, latency_s=latency_s, worker_bandwidth_bps=worker_bandwidth_bps,
-                       contention_efficiency=contention_efficiency, worker_bandwidths_bps=worker_bandwidths_bps)
+                       contention_efficiency=contention_efficiency, worker_bandwidths_bps=worker_bandwidths_bps,
+                       download_reverse_efficiency=down, upload_reverse_efficiency=up)
     check_bandwidth_bps(bandwidth_bps)
     return LinkConfig(
         download_bandwidth_bps=bandwidth_bps,
@@ -198,4 +202,6 @@ def target_link(
         payload_efficiency=payload_efficiency_for_mtu(mtu),
         reverse_ack_overhead=ack_bytes_per_payload_byte(mtu),
         contention_efficiency=contention_efficiency,
+        download_reverse_efficiency=down,
+        upload_reverse_efficiency=up,
     )

@@ -12,6 +12,7 @@ from replay.link_profile import (
     QUEUE_WAIT_CAP_S,
     DirectionProfile,
     LinkProfile,
+    StepFit,
     link_profile_from_json,
     load_link_profile,
 )
@@ -92,11 +93,31 @@ def test_the_profile_gives_the_replay_its_link_and_sharing_law():
     assert _profile(overtake_long=0.5).overtake() == (0.5, math.inf)
 
 
-def test_a_profile_round_trips_through_json(tmp_path: Path):
-    profile = _profile()
+STEP_FIT = StepFit(0.72, 0.69, 0.86, "probe rates", 747_192, 747_192, 0.012)
+
+
+def _fitted_profile(**direction: float) -> LinkProfile:
+    profile = _profile(**direction)
+    return LinkProfile(profile.download, profile.upload, profile.rtt_idle_s, profile.environment, STEP_FIT)
+
+
+@pytest.mark.parametrize("profile", [_profile(), _fitted_profile()])
+def test_a_profile_round_trips_through_json(tmp_path: Path, profile: LinkProfile):
     path = tmp_path / "link.json"
     path.write_text(json.dumps(profile.to_json_dict()))
     assert load_link_profile(path) == profile
+
+
+def test_a_step_fit_gives_the_link_efficiencies_and_leaves_the_sharing_law_to_the_defaults():
+    """With a step fit the join trials' contention, seniority and overtakes give way: the fit's
+    efficiencies are what carried over between models; without one nothing changes."""
+    fitted = _fitted_profile()
+    assert fitted.contention_efficiency == 0.72
+    assert fitted.reverse_efficiencies == (0.69, 0.86)
+    assert set(fitted.sharing_parameters()) == {"contention_efficiency", "download_reverse_efficiency",
+                                                "upload_reverse_efficiency"}
+    assert _profile().reverse_efficiencies == (1.0, 1.0)
+    assert _profile().sharing_parameters()["seniority"] == 2.0
 
 
 @pytest.mark.parametrize("mutate,words", [
@@ -108,6 +129,20 @@ def test_a_profile_round_trips_through_json(tmp_path: Path):
 ])
 def test_bad_profiles_are_refused_in_one_line(mutate, words: str):
     data = _profile().to_json_dict()
+    mutate(data)
+    with pytest.raises(ToolError, match=words) as caught:
+        link_profile_from_json(data, "link.json")
+    assert "\n" not in str(caught.value)
+
+
+@pytest.mark.parametrize("mutate,words", [
+    (lambda d: d["step_fit"].update(contention_efficiency=0.05), "step_fit field 'contention_efficiency' is 0.05"),
+    (lambda d: d["step_fit"].update(upload_reverse_efficiency=1.5), "upload_reverse_efficiency"),
+    (lambda d: d["step_fit"].pop("download_reverse_efficiency"), "download_reverse_efficiency"),
+    (lambda d: d.update(step_fit=[0.7]), "step_fit"),
+])
+def test_bad_step_fits_are_refused_in_one_line(mutate, words: str):
+    data = _fitted_profile().to_json_dict()
     mutate(data)
     with pytest.raises(ToolError, match=words) as caught:
         link_profile_from_json(data, "link.json")
@@ -138,6 +173,23 @@ def test_replay_predict_takes_link_rate_latency_and_sharing_from_the_profile(tmp
     assert second["settings"]["seniority"] == 3.0
 
 
+def test_replay_predict_takes_the_step_fits_efficiencies_and_the_default_sharing_law(tmp_path: Path,
+                                                                                      graph_file: Path):
+    from replay.cli import main
+    from replay.engine.sharing import DEFAULT_OVERTAKE, DEFAULT_SENIORITY
+
+    path = tmp_path / "link.json"
+    path.write_text(json.dumps(_fitted_profile(seniority=8.0, overtake_short=0.0).to_json_dict()))
+    assert main(["predict", str(graph_file), "--workers", "1,2", "--link-profile", str(path), "--seeds", "1",
+                 "--steps", "4", "--no-timelines", "--out", str(tmp_path / "p")]) == 0
+    prediction = json.loads((tmp_path / "p" / "prediction.json").read_text())
+    link, settings = prediction["link"], prediction["settings"]
+    assert link["contention_efficiency"] == pytest.approx(0.72)
+    assert (link["download_reverse_efficiency"], link["upload_reverse_efficiency"]) == (0.69, 0.86)
+    assert settings["seniority"] == DEFAULT_SENIORITY and settings["overtake"] == DEFAULT_OVERTAKE
+    assert settings["sharing_source"] == "link profile"
+
+
 @pytest.mark.cluster
 @needs_root
 def test_probe_recovers_the_line_rate_and_tells_a_deep_queue_from_a_shallow_one():
@@ -147,8 +199,8 @@ def test_probe_recovers_the_line_rate_and_tells_a_deep_queue_from_a_shallow_one(
     where TCP small queues hold back what a sender queues, so their queue stays short either way."""
     from tracetool.measure.network_probe import probe_network
 
-    shallow = probe_network(100e6, QueueSize(ms=5), "cubic", trials=2)
-    deep = probe_network(100e6, QueueSize(ms=100), "cubic", trials=2)
+    shallow = probe_network(100e6, QueueSize(ms=5), "cubic", trials=2, step_fit=False)
+    deep = probe_network(100e6, QueueSize(ms=100), "cubic", trials=2, step_fit=False)
     for profile in (shallow, deep):
         for direction in (profile.download, profile.upload):
             assert direction.line_rate_bps == pytest.approx(100e6, rel=0.02)
@@ -192,3 +244,20 @@ def test_probe_of_real_hosts_runs_on_each_host_and_ends_by_itself(tmp_path: Path
     for direction in (profile.download, profile.upload):
         assert direction.line_rate_bps == pytest.approx(50e6, rel=0.02)
         assert direction.trials == 4
+
+
+@pytest.mark.cluster
+@needs_root
+def test_the_reference_step_fit_runs_on_a_real_shaped_link():
+    """The reference step over a 50mbit link with a 100 ms buffer and BBR, one to three workers:
+    a quarter second each way at the payload rate, and a queue that deep lets the probe's rates
+    set the contention efficiency."""
+    from tracetool.measure.link_step_fit import fit_reference_step, reference_step
+
+    down, up, compute_s = reference_step(50e6)
+    assert down == up and 8 * down / 50e6 == pytest.approx(0.25 * 0.956, rel=0.01)
+    fit = fit_reference_step(50e6, 0.002, QueueSize(ms=100), "bbr", workers=(1, 2, 3))
+    assert fit.contention_source == "probe rates"
+    assert 0.1 <= fit.contention_efficiency <= 1.0
+    assert 0.1 <= fit.download_reverse_efficiency <= 1.0 and 0.1 <= fit.upload_reverse_efficiency <= 1.0
+    assert (fit.download_bytes, fit.upload_bytes, fit.compute_s) == (down, up, compute_s)
