@@ -21,6 +21,9 @@ now the same with two probe runs per worker count, validate's default (``--probe
     a second run (``PROBE_REPEATS=1 environment_repredict.sh ROOT reprobed2 --probe``) merged
     with the first (``benchmarks/combine_link_probes.py`` into ``<point>/two-fresh-probes/``),
     then with ``LINK_PROBE=two-fresh-probes/link-probe.json`` into ``<point>/two-probes/``;
+P   a re-prediction from the link profile alone, probed again with the checkout's ``tracetool
+    probe``, whose reference step gives the link efficiencies (``benchmarks/environment_profiles.sh``
+    into ``probes-step/<environment>-<bandwidth>.json``; predictions in ``<point>/re-P/``);
 deep the same two-run probes where the shaped queue is deeper than the replay's latency lets the
     probe's three- and four-worker rates set the contention efficiency (validate's default:
     ``link_calibration.rates_set_contention``), into ``<point>/deep-rates/``.
@@ -59,7 +62,8 @@ def main() -> None:
         graph = vfile.parent / "graph.json"
         link = v["prediction_link"]
         variants = {"V0": {r["workers"]: r["predicted"] for r in v["rows"]}}
-        for name, folder in (("re", "repredicted"), ("one", "calibrated"), ("now", "two-probes"), ("deep", "deep-rates")):
+        for name, folder in (("re", "repredicted"), ("one", "calibrated"), ("now", "two-probes"),
+                             ("deep", "deep-rates")):
             redone = vfile.parent / folder / "validation.json"
             if redone.exists():
                 variants[name] = {r["workers"]: r["predicted"] for r in json.loads(redone.read_text())["rows"]}
@@ -69,6 +73,9 @@ def main() -> None:
             variants["V2"] = predict(graph, workers, ["--bandwidth", str(v["bandwidth_bps"]), "--latency",
                                                       f"{lp['latency_s']}s", "--contention-efficiency",
                                                       str(link["contention_efficiency"])], vfile.parent / "re-V2")
+        stepped = ROOT / "probes-step" / f"{env}-{bw}.json"
+        if stepped.exists():
+            variants["P"] = predict(graph, workers, ["--link-profile", str(stepped)], vfile.parent / "re-P")
         for r in v["rows"]:
             w = r["workers"]
             errs = {k: 100 * (p[w] / r["measured"] - 1) for k, p in variants.items()}
@@ -78,7 +85,7 @@ def main() -> None:
             print(f"{env:12s} {point:18s} {w} {r['measured']:7.3f} {shown}{cpu}", flush=True)
     for env in sorted({r[0] for r in rows}):
         sub = [r for r in rows if r[0] == env and not r[4]]
-        for k in ("V0", "V1", "V2", "re", "one", "now", "deep"):
+        for k in ("V0", "V1", "V2", "re", "one", "now", "deep", "P"):
             e = [abs(r[5][k]) for r in sub if k in r[5]]
             if e:
                 print(f"{env:12s} {k}: {len(e)} points, median {statistics.median(e):.1f}%, max {max(e):.1f}%")

@@ -120,29 +120,20 @@ def test_a_step_fit_gives_the_link_efficiencies_and_leaves_the_sharing_law_to_th
     assert _profile().sharing_parameters()["seniority"] == 2.0
 
 
-@pytest.mark.parametrize("mutate,words", [
-    (lambda d: d.update(schema="tfsim.step-graph"), "is not a link profile"),
-    (lambda d: d.update(schema_version=7), "version 7"),
-    (lambda d: d["download"].update(payload_bps=-1.0), "payload_bps"),
-    (lambda d: d["upload"].pop("seniority"), "seniority"),
-    (lambda d: d["download"].update(overtake_short=1.5), "overtake_short"),
+@pytest.mark.parametrize("profile,mutate,words", [
+    (_profile, lambda d: d.update(schema="tfsim.step-graph"), "is not a link profile"),
+    (_profile, lambda d: d.update(schema_version=7), "version 7"),
+    (_profile, lambda d: d["download"].update(payload_bps=-1.0), "payload_bps"),
+    (_profile, lambda d: d["upload"].pop("seniority"), "seniority"),
+    (_profile, lambda d: d["download"].update(overtake_short=1.5), "overtake_short"),
+    (_fitted_profile, lambda d: d["step_fit"].update(contention_efficiency=0.05),
+     "step_fit field 'contention_efficiency' is 0.05"),
+    (_fitted_profile, lambda d: d["step_fit"].update(upload_reverse_efficiency=1.5), "upload_reverse_efficiency"),
+    (_fitted_profile, lambda d: d["step_fit"].pop("download_reverse_efficiency"), "download_reverse_efficiency"),
+    (_fitted_profile, lambda d: d.update(step_fit=[0.7]), "step_fit"),
 ])
-def test_bad_profiles_are_refused_in_one_line(mutate, words: str):
-    data = _profile().to_json_dict()
-    mutate(data)
-    with pytest.raises(ToolError, match=words) as caught:
-        link_profile_from_json(data, "link.json")
-    assert "\n" not in str(caught.value)
-
-
-@pytest.mark.parametrize("mutate,words", [
-    (lambda d: d["step_fit"].update(contention_efficiency=0.05), "step_fit field 'contention_efficiency' is 0.05"),
-    (lambda d: d["step_fit"].update(upload_reverse_efficiency=1.5), "upload_reverse_efficiency"),
-    (lambda d: d["step_fit"].pop("download_reverse_efficiency"), "download_reverse_efficiency"),
-    (lambda d: d.update(step_fit=[0.7]), "step_fit"),
-])
-def test_bad_step_fits_are_refused_in_one_line(mutate, words: str):
-    data = _fitted_profile().to_json_dict()
+def test_bad_profiles_are_refused_in_one_line(profile, mutate, words: str):
+    data = profile().to_json_dict()
     mutate(data)
     with pytest.raises(ToolError, match=words) as caught:
         link_profile_from_json(data, "link.json")
