@@ -299,7 +299,7 @@ def _replay_with(engine: Any, s: dict[str, Any], workers: int, seed: int) -> Run
 def _kernel_gap(s: dict[str, Any], workers: int) -> str | None:
     """The setting that keeps this replay off the compiled kernel, or None."""
     return unsupported_setting(workers=workers, link=s["link"], sharing=s["sharing"], order=s["order"],
-                               discipline=s["discipline"], slowdown=s["slowdown"], worker_speeds=s["worker_speeds"])
+                               discipline=s["discipline"])
 
 
 _NOTICES: set[str] = set()
@@ -627,7 +627,7 @@ def _record_timeline(
     )
     if settings.engine != "python" and kernel_unavailable() is None and unsupported_setting(
             workers=workers, link=link, sharing=sharing, order=order, discipline=run["discipline"],
-            slowdown=run["slowdown"], worker_speeds=run["worker_speeds"], record_steps=steps) is None:
+            record_steps=steps) is None:
         try:  # the same record as the Python engine's (tests/replay/engine/test_kernel_timeline.py)
             return simulate_fast(compiled, workers, link, **run), compiled, link
         except KernelUnavailable as exc:

@@ -119,7 +119,7 @@ def simulate_fast(
     kernel does not hold and ``KernelUnavailable`` when numba cannot run it."""
     check_run_arguments(workers, measured_steps, warmup_steps, seed)
     missing = unsupported_setting(workers=workers, link=link, sharing=sharing, order=order, discipline=discipline,
-                                  slowdown=slowdown, worker_speeds=worker_speeds, record_steps=record_steps)
+                                  record_steps=record_steps)
     if missing is not None:
         raise ValueError(f"{missing} is not in the compiled kernel yet")
     module = _kernel_module()

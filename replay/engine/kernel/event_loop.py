@@ -67,10 +67,20 @@ from replay.engine.kernel.links import (
     link_pop_finished,
     link_set_capacity,
     link_wait,
+    transfer_add,
+    transfer_next_time,
+    transfer_pop_finished,
 )
+from replay.engine.kernel.processor_link import processor_new
 from replay.engine.kernel.seniority_link import seniority_new, seniority_words_short
 from replay.engine.kernel.steps import W_COUNTED, W_HAVE_T0, W_T0, W_T1, end_step, resume, snapshot
-from replay.engine.kernel.support import SHARING_FAIR, SHARING_FIFO, SHARING_SENIORITY
+from replay.engine.kernel.support import (
+    SHARING_FAIR,
+    SHARING_FIFO,
+    SHARING_MAXMIN,
+    SHARING_PROCESSOR,
+    SHARING_SENIORITY,
+)
 from replay.engine.kernel.timeline import fifo_admitted, record_done, timeline_new, waiting_admitted
 from replay.engine.kernel.timeline_rows import OUTCOME_APPLIED, OUTCOME_DROPPED
 from replay.engine.kernel.waiting import waiting_new
@@ -237,11 +247,16 @@ def replay(
     fair = fair_new(workers if _serves(codes, SHARING_FAIR) else 1, carry_room, capacity_alone, worker_cap)
     fifo = fifo_new(workers * widest if _serves(codes, SHARING_FIFO) else 1, capacity_alone, worker_cap, caps,
                     unequal)
-    sen = seniority_new(workers if _serves(codes, SHARING_SENIORITY) else 1, carry_room, capacity_alone,
+    # per-transfer max-min works on the seniority state
+    sen = seniority_new(workers if _serves(codes, SHARING_SENIORITY) or _serves(codes, SHARING_MAXMIN) else 1,
+                        carry_room, capacity_alone,
                         worker_cap, overtake, group_weight, link_words, released, rank_weight, caps, unequal)
     capped = max_streams[0] > 0 or max_streams[1] > 0
     wq = waiting_new(workers * widest if capped else 1, max_streams)
-    links = (codes, fair, fifo, sen, wq)
+    processor = processor_new(workers, workers * widest if _serves(codes, SHARING_PROCESSOR) else 1, capacity_alone)
+    links = (codes, fair, fifo, sen, wq, processor)
+    # fair-per-transfer's models have dispatchers of their own (``links``)
+    per_transfer = codes[0] >= SHARING_PROCESSOR
     recording = record_steps > 0
     n_transfers = 0
     for j in range(n):
@@ -467,6 +482,8 @@ def replay(
                         next_rank += 1
                     if max_streams[d]:
                         nt = link_wait(links, d, t, step_start[w], rank, w, s, b)
+                    elif per_transfer:
+                        nt = transfer_add(links, d, t, w, s, b)
                     else:
                         nt = link_add(links, d, t, step_start[w], rank, w, s, b)
                     # Only an earlier finish needs a new event; if the arrival delayed the next
@@ -482,7 +499,7 @@ def replay(
                         link_set_capacity(links, o, t,
                                           direction_bps(o, direction_busy[1 - o], contended[o], contention,
                                                         capacity_alone, capacity_shared, reverse))
-                        nt = link_next_time(links, o)
+                        nt = transfer_next_time(links, o) if per_transfer else link_next_time(links, o)
                         link_sched[o] = nt
                         if nt < inf:
                             link_armed[o] = True
@@ -496,7 +513,7 @@ def replay(
                         link_set_capacity(links, d, t,
                                           direction_bps(d, direction_busy[1 - d], True, contention,
                                                         capacity_alone, capacity_shared, reverse))
-                        nt = link_next_time(links, d)
+                        nt = transfer_next_time(links, d) if per_transfer else link_next_time(links, d)
                         link_sched[d] = nt
                         if nt < inf:
                             link_armed[d] = True
@@ -551,7 +568,10 @@ def replay(
         elif code == EV_LINK:
             d = w  # always the live timer: superseded ones never enter a source
             was_busy = fifo[1][d, FIFO_BUSY] == 1 if codes[d] == SHARING_FIFO else False
-            n_done = link_pop_finished(links, d, t, done_worker, done_node)
+            if per_transfer:
+                n_done = transfer_pop_finished(links, d, t, done_worker, done_node)
+            else:
+                n_done = link_pop_finished(links, d, t, done_worker, done_node)
             if max_streams[d]:
                 link_admit(links, d, t)
             if recording and codes[d] == SHARING_FIFO:
@@ -567,7 +587,7 @@ def replay(
                 link_set_capacity(links, d, t,
                                   direction_bps(d, direction_busy[1 - d], False, contention,
                                                 capacity_alone, capacity_shared, reverse))
-            nt = link_next_time(links, d)
+            nt = transfer_next_time(links, d) if per_transfer else link_next_time(links, d)
             link_sched[d] = nt
             if nt < inf:
                 link_armed[d] = True
@@ -579,7 +599,7 @@ def replay(
                 link_set_capacity(links, o, t,
                                   direction_bps(o, direction_busy[1 - o], contended[o], contention,
                                                 capacity_alone, capacity_shared, reverse))
-                nt = link_next_time(links, o)
+                nt = transfer_next_time(links, o) if per_transfer else link_next_time(links, o)
                 link_sched[o] = nt
                 if nt < inf:
                     link_armed[o] = True

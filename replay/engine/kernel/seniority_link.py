@@ -97,8 +97,8 @@ def seniority_new(workers: int, per_worker: np.ndarray, capacity_bps: np.ndarray
     rng = np.zeros(2, dtype=np.int64)
     connection_rate = np.zeros((2, workers), dtype=np.float64)
     share_epoch = np.full((2, workers), -1, dtype=np.int64)
-    # the weighted water-filling's arrays (released groups, unequal interfaces), one entry when unused
-    grouped = workers if released[0, 0] > 0.0 or released[1, 0] > 0.0 or unequal[0] or unequal[1] else 1
+    # the sorted water-fillings' arrays (released groups, unequal interfaces, per-transfer max-min)
+    grouped = workers
     group_of = np.zeros((2, grouped), dtype=np.int64)
     is_leader = np.zeros((2, grouped), dtype=np.bool_)
     weight = np.zeros((2, grouped), dtype=np.float64)
@@ -272,6 +272,22 @@ def seniority_rerate(st: tuple, d: int) -> None:
 @per_event
 def seniority_pop_finished(st: tuple, d: int, now: float, done_worker: np.ndarray, done_node: np.ndarray) -> int:
     """The transfers of ``d`` that finish at ``now``, written to ``done_*`` in the reference's order."""
+    n_done, emptied = pop_due(st, d, now, done_worker, done_node)
+    if emptied:
+        if st[1][d, I_ACTIVE]:
+            _rerate(st, d)
+    else:
+        for q in range(n_done):
+            if q == 0 or done_worker[q] != done_worker[q - 1]:
+                _rerate_one(st, d, done_worker[q])
+    return n_done
+
+
+@per_event
+def pop_due(st: tuple, d: int, now: float, done_worker: np.ndarray, done_node: np.ndarray) -> tuple:
+    """Advance ``d`` to ``now`` and take off the transfers that finish then, connection by connection
+    in ``by_age`` order, dropping the connections they empty; returns (how many, whether any emptied).
+    The re-rating is the model's."""
     lf, li, clocks, rates, count, tag, seqs, nodes, by_age = (st[0], st[1], st[2], st[3], st[4], st[5], st[6],
                                                               st[7], st[8])
     _advance(st, d, now)
@@ -308,14 +324,7 @@ def seniority_pop_finished(st: tuple, d: int, now: float, done_worker: np.ndarra
         li[d, I_CONNECTIONS] = kept
         if kept < moving:
             li[d, I_MOVING] = kept  # the reference's by_age[:moving] of a shorter list
-    if emptied:
-        if li[d, I_ACTIVE]:
-            _rerate(st, d)
-    else:
-        for q in range(n_done):
-            if q == 0 or done_worker[q] != done_worker[q - 1]:
-                _rerate_one(st, d, done_worker[q])
-    return n_done
+    return n_done, emptied
 
 
 @per_event

@@ -1,26 +1,26 @@
 """Which configurations the compiled kernel replays, and in which words to say what it does not.
 
-The kernel holds every synchronization discipline (``async``, ``ssp``, ``sync``, ``backup``,
-``cutoff`` with a static, gradient-count or dynamic cutoff, and ``saps``), workers of unequal
-speeds (``--worker-speeds``, ``--slowdown``) and interfaces (``--worker-bandwidths``, in one
-direction or both), ``fair`` sharing (one connection per worker) and ``seniority`` sharing (the
-default; with its overtakes, its released groups or fair downloads), with or without a stream
-cap (``--max-streams``), and ``fifo`` sharing, each direction by the model the reference gives
-it, under the ``trace`` and ``priority`` orders and ``random`` (where the link chooses, under
-``fifo`` or a stream cap, its ranks, drawn by the reference's Python generator as transfers
-join, are drawn before the run), with or without timeline recording. Everything else is a
-Python policy object the kernel cannot call per event without losing its speed, so those
-replays stay with the reference engine. Disciplines are compared by exact type, as sharing
-models are: a subclass is another discipline, which the kernel does not know. This module only
-inspects settings; it imports no numba.
+The kernel holds every built-in policy: each synchronization discipline (``async``, ``ssp``,
+``sync``, ``backup``, ``cutoff`` with a static, gradient-count or dynamic cutoff, and
+``saps``), each sharing model (``fair``, ``fair-per-transfer``, ``fifo`` and ``seniority``, the
+default, with its overtakes, released groups or fair downloads; with or without
+``--max-streams``), each direction by the model the reference gives it, and each transfer order
+(``trace``, ``priority``, ``random``: where the link chooses, under ``fifo`` or a stream cap,
+the random ranks are the reference's Python generator's, drawn before the run), with workers of
+equal or unequal speeds (``--worker-speeds``, ``--slowdown``) and interfaces
+(``--worker-bandwidths``, in one direction or both), with or without timeline recording. What
+it refuses is a policy object that is not one of these: a subclass of a built-in policy or a
+policy written in Python, which the kernel cannot call per event without losing its speed, so
+those replays stay with the reference engine. Policies are compared by exact type: a subclass is
+another policy, which the kernel does not know. This module only inspects settings; it imports
+no numba.
 """
 
 from __future__ import annotations
 
 from replay.engine.link import LinkConfig
 from replay.engine.order import OrderPolicy, PriorityOrder, RandomOrder, TraceOrder
-from replay.engine.sharing import FairSharing, FifoSharing, SenioritySharing, SharingModel
-from replay.engine.slowdown import NO_SLOWDOWN, SlowdownSpec
+from replay.engine.sharing import FairSharing, FifoSharing, SenioritySharing, SharingModel, TransferFairSharing
 from replay.sync.base import AsyncTraining, SyncDiscipline
 from replay.sync.cutoff import Cutoff
 from replay.sync.saps import StragglerAware
@@ -31,6 +31,10 @@ from replay.sync.sync_replicas import SyncReplicas
 SHARING_FAIR = 0
 SHARING_FIFO = 1
 SHARING_SENIORITY = 2
+# fair-per-transfer: processor sharing where the workers' interfaces do not bind, per-transfer
+# max-min fairness under them where they do (the reference's two links of the model)
+SHARING_PROCESSOR = 3
+SHARING_MAXMIN = 4
 
 # Integer codes of the disciplines inside the kernel (sync and backup are one: R of N).
 DISCIPLINE_ASYNC = 0
@@ -61,9 +65,14 @@ def direction_codes(sharing: SharingModel | None, link: LinkConfig, workers: int
     worker's cap), so the kernel's seniority state serves that direction too."""
     codes = []
     for d, upload in enumerate((False, True)):
+        caps = link.worker_payload_caps(workers, upload=upload)
         if type(sharing) is FifoSharing:
             codes.append(SHARING_FIFO)
-        elif shares_fairly(sharing, d) and not isinstance(link.worker_payload_caps(workers, upload=upload), list):
+        elif type(sharing) is TransferFairSharing:
+            capacity = link.upload_payload_bps() if upload else link.download_payload_bps()
+            binds = isinstance(caps, list) or caps < capacity
+            codes.append(SHARING_MAXMIN if binds else SHARING_PROCESSOR)
+        elif shares_fairly(sharing, d) and not isinstance(caps, list):
             codes.append(SHARING_FAIR)
         else:
             codes.append(SHARING_SENIORITY)
@@ -82,18 +91,16 @@ def unsupported_setting(
     sharing: SharingModel | None = None,
     order: OrderPolicy | None = None,
     discipline: SyncDiscipline | None = None,
-    slowdown: SlowdownSpec = NO_SLOWDOWN,
-    worker_speeds: tuple[float, ...] = (),
     record_steps: int = 0,
 ) -> str | None:
-    """The first setting of this replay that the kernel does not hold yet, in the command line's
-    words, or None when the kernel replays it exactly as the reference engine does."""
+    """The first setting of this replay that the kernel does not hold, in the command line's
+    words, or None when the kernel replays it exactly as the reference engine does: only a
+    discipline, sharing model or order that is not a built-in one is refused."""
     if discipline is not None and type(discipline) not in _DISCIPLINE_CODES:
         return f"--sync {discipline.name}"
-    # Subclasses (fair-per-transfer, seniority) are other models: compare exact types.
-    if sharing is not None and type(sharing) not in (FairSharing, FifoSharing, SenioritySharing):
+    if sharing is not None and type(sharing) not in (FairSharing, FifoSharing, SenioritySharing,
+                                                     TransferFairSharing):
         return f"--sharing {sharing.name}"
     if order is not None and type(order) not in (TraceOrder, PriorityOrder, RandomOrder):
         return f"--order {order.name}"
     return None
-

@@ -11,9 +11,9 @@ room enough.
 
 Start times are kept per (worker, node) as the reference keeps ``started``, only while
 recording (the loop sets them where it starts an op or requests a transfer); the start node is
-never set, as in the reference. A transfer is admitted when it is requested under ``fair`` and
-``seniority`` without a stream cap (the reference's links admit in ``add``), when a stream is
-free under a cap (``waiting_admitted``) and when it enters service under ``fifo``
+never set, as in the reference. A transfer is admitted when it is requested under ``fair``,
+``fair-per-transfer`` and ``seniority`` without a stream cap (the reference's links admit in
+``add``), when a stream is free under a cap (``waiting_admitted``) and when it enters service under ``fifo``
 (``fifo_admitted``); the reference's ``admitted_at`` dictionary keeps the latest admission of a
 (worker, node), and so does the array.
 """

@@ -2,8 +2,9 @@
 ``waiting`` heap of ``(key, seq, worker, node, bits)``, with the key of the ``trace``,
 ``priority`` or ``random`` order, ``(step start, rank)``.
 
-``fifo`` keeps every transfer here until it serves it; ``fair`` and ``seniority`` keep here the
-transfers beyond ``--max-streams`` (``max_streams``), admitted as others finish. Under a stream
+``fifo`` keeps every transfer here until it serves it; ``fair``, ``fair-per-transfer`` and
+``seniority`` keep here the transfers beyond ``--max-streams`` (``max_streams``), admitted as
+others finish. Under a stream
 cap the reference's links queue every arrival and admit at the end of the instant, when their
 timer fires (``admit_at``): so transfers that become ready together are admitted in policy order.
 ``seq`` is the link's own count of arrivals, unique, so entries never tie and the pop order is

@@ -157,11 +157,24 @@ class CustomDiscipline(AsyncTraining):
     name = "custom"
 
 
+class CustomSharing(FairSharing):
+    """A sharing model the kernel does not know (fair's subclasses it knows are built-in models)."""
+
+    name = "custom-sharing"
+
+
+class CustomOrder(TraceOrder):
+    """A transfer order the kernel does not know."""
+
+    name = "custom-order"
+
+
 @pytest.mark.parametrize(
     ("setting", "words"),
     [
-        ({"sharing": TransferFairSharing()}, "--sharing fair-per-transfer"),
+        ({"sharing": CustomSharing()}, "--sharing custom-sharing"),
         ({"discipline": CustomDiscipline()}, "--sync custom"),
+        ({"order": CustomOrder()}, "--order custom-order"),
     ],
 )
 def test_kernel_names_what_it_does_not_hold(setting: dict, words: str):
@@ -173,12 +186,12 @@ def test_kernel_names_what_it_does_not_hold(setting: dict, words: str):
         simulate_fast(compiled, **arguments)
 
 
-def test_kernel_holds_async_fair_fifo_and_seniority():
-    """The asynchronous configurations of equal workers are the kernel's, the default sharing included."""
-    for sharing in (None, FairSharing(), FifoSharing(), SenioritySharing(overtake=0.3)):
+def test_kernel_holds_every_built_in_sharing_model():
+    """Every built-in sharing model, the default included, with and without a stream cap."""
+    for sharing in (None, FairSharing(), FifoSharing(), SenioritySharing(overtake=0.3), TransferFairSharing(),
+                    FairSharing(max_streams=3), SenioritySharing(max_streams=2), TransferFairSharing(max_streams=4)):
         assert unsupported_setting(workers=4, link=LinkConfig(1e9, 1e9, worker_bandwidth_bps=1e8), sharing=sharing,
-                                   order=PriorityOrder(), discipline=sync_discipline("async", None, None, None),
-                                   worker_speeds=(1.0, 1.0)) is None
+                                   order=PriorityOrder(), discipline=sync_discipline("async", None, None, None)) is None
 
 
 CHAIN = TRACES_DIR / "mlp" / "graph.json"
@@ -211,14 +224,21 @@ def test_auto_uses_the_kernel_where_it_can(monkeypatch):
     assert sorted(set(calls)) == [1, 3]
 
 
+def lacking(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make the sweeps' kernel lack the replays' sharing model, as it would a Python policy object
+    (every setting the command line gives is the kernel's)."""
+    monkeypatch.setattr(sweep, "unsupported_setting", lambda **settings: f"--sharing {settings['sharing'].name}")
+
+
 def test_auto_falls_back_for_what_the_kernel_lacks(monkeypatch):
-    """Under "auto" fair-per-transfer sharing replays on the Python engine; the kernel is never called."""
+    """Under "auto" a sharing model the kernel lacks replays on the Python engine; the kernel is never called."""
     def refuse(*args, **kwargs):
         raise AssertionError("the kernel was called")
 
+    lacking(monkeypatch)
     monkeypatch.setattr(sweep, "simulate_fast", refuse)
     monkeypatch.setattr(sweep, "compile_kernel", refuse)
-    assert all(math.isfinite(rate) for rate in small_prediction("auto", sharing="fair-per-transfer"))
+    assert all(math.isfinite(rate) for rate in small_prediction("auto"))
 
 
 def test_auto_falls_back_with_one_notice_when_numba_cannot_run(monkeypatch, capsys):
@@ -244,11 +264,11 @@ def test_a_kernel_failing_in_a_replay_falls_back_too(monkeypatch, capsys):
     assert capsys.readouterr().err.count("notice: ") == 1
 
 
-def test_compiled_engine_refuses_what_the_kernel_lacks():
+def test_compiled_engine_refuses_what_the_kernel_lacks(monkeypatch):
     """Under "compiled" a setting outside the kernel is a one-line ToolError naming it."""
-    with pytest.raises(ToolError, match="--engine compiled: --sharing fair-per-transfer is not in the compiled "
-                                        "kernel yet"):
-        small_prediction("compiled", sharing="fair-per-transfer")
+    lacking(monkeypatch)
+    with pytest.raises(ToolError, match="--engine compiled: --sharing fair is not in the compiled kernel yet"):
+        small_prediction("compiled")
 
 
 def test_compiled_engine_refuses_a_machine_without_numba(monkeypatch):
@@ -259,12 +279,14 @@ def test_compiled_engine_refuses_a_machine_without_numba(monkeypatch):
 
 
 @needs_numba
-def test_predict_command_takes_the_engine(tmp_path: Path, graph_file: Path, capsys):
-    """`replay predict --engine compiled` runs the default sharing and refuses one it lacks in one error line."""
+def test_predict_command_takes_the_engine(tmp_path: Path, graph_file: Path, capsys, monkeypatch):
+    """`replay predict --engine compiled` runs the default sharing and refuses one the kernel lacks
+    in one error line."""
     common = ["predict", str(graph_file), "--workers", "1,2", "--bandwidth", "100mbit", "--steps", "2", "--seeds",
               "1", "--no-timelines", "--engine", "compiled"]
     assert main([*common, "--out", str(tmp_path / "seniority")]) == 0
     capsys.readouterr()
+    lacking(monkeypatch)
     code = main([*common, "--sharing", "fair-per-transfer", "--out", str(tmp_path / "per-transfer")])
     err = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
     assert code == 2 and len(err) == 1, err

@@ -44,6 +44,9 @@ def shaped_link(model: str, interfaces: str) -> LinkConfig:
     graph = load_stepgraph(TRACES_DIR / model / "graph.json")
     if interfaces == "equal":
         return target_link(graph, BANDWIDTH_BPS, latency_s=0.0005, contention_efficiency=0.95)
+    if interfaces == "slow-workers":  # every worker's interface below the PS's, all equal
+        return target_link(graph, BANDWIDTH_BPS, latency_s=0.0005, contention_efficiency=0.95,
+                           worker_bandwidth_bps=4e7)
     if interfaces == "both":
         return target_link(graph, BANDWIDTH_BPS, latency_s=0.0005, contention_efficiency=0.95,
                            worker_bandwidths_bps=(2e7, 1e9, 5e6))

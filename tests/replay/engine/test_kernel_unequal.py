@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from replay.engine.compiled import compile_graph
-from replay.engine.kernel import simulate_fast, unsupported_setting
-from replay.engine.link import LinkConfig, target_link
+from replay.engine.kernel import simulate_fast
+from replay.engine.link import target_link
 from replay.engine.loop import DurationModel, one_step_time_s, simulate
 from replay.engine.order import TraceOrder
 from replay.engine.slowdown import parse_slowdown
@@ -88,11 +88,6 @@ def test_kernel_runs_again_when_a_worker_outlives_its_multipliers(monkeypatch):
                                 speeds=(1.0, 0.1, 1.0), steps=6)
     assert len(columns) > 1
     assert_same_run(kernel, reference)
-
-
-def test_kernel_holds_unequal_speeds():
-    assert unsupported_setting(workers=3, link=LinkConfig(1e9, 1e9), slowdown=parse_slowdown("straggler:4:0.05"),
-                               worker_speeds=(1.0, 0.5)) is None
 
 
 @needs_numba
