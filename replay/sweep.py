@@ -269,7 +269,7 @@ def _run_one(task: tuple[int, int]) -> tuple[int, int, RunResult, float]:
 def replay_once(s: dict[str, Any], workers: int, seed: int) -> tuple[RunResult, str]:
     """One replay of a prepared state on the kernel where it holds it, else the Python engine;
     returns the result and the engine that ran it ("compiled" or "python")."""
-    if s["engine"] != "python" and _kernel_gap(s, workers) is None:
+    if s["engine"] != "python" and _kernel_gap(s) is None:
         try:
             return _replay_with(simulate_fast, s, workers, seed), "compiled"
         except KernelUnavailable as exc:  # "auto" only: "compiled" was tried in the main process first
@@ -296,10 +296,9 @@ def _replay_with(engine: Any, s: dict[str, Any], workers: int, seed: int) -> Run
     )
 
 
-def _kernel_gap(s: dict[str, Any], workers: int) -> str | None:
+def _kernel_gap(s: dict[str, Any]) -> str | None:
     """The setting that keeps this replay off the compiled kernel, or None."""
-    return unsupported_setting(workers=workers, link=s["link"], sharing=s["sharing"], order=s["order"],
-                               discipline=s["discipline"])
+    return unsupported_setting(sharing=s["sharing"], order=s["order"], discipline=s["discipline"])
 
 
 _NOTICES: set[str] = set()
@@ -319,15 +318,13 @@ def _choose_engine(state: dict[str, Any], workers: list[int], engine: str) -> st
     "compiled" refuses, in one line, a configuration or a machine the kernel cannot serve."""
     if engine == "python":
         return engine
-    gaps = {n: _kernel_gap(state, n) for n in workers}
-    missing = next((gap for gap in gaps.values() if gap is not None), None)
+    missing = _kernel_gap(state)
     if engine == "compiled" and missing is not None:
         raise ToolError(f"--engine compiled: {missing} is not in the compiled kernel yet; use --engine auto to replay "
                         "it with the Python engine")
-    served = [n for n, gap in gaps.items() if gap is None]
-    if not served:
+    if missing is not None:
         return "python"
-    reason = compile_kernel(state["compiled"], min(served), state["link"], sharing=state["sharing"],
+    reason = compile_kernel(state["compiled"], min(workers), state["link"], sharing=state["sharing"],
                             order=state["order"])
     if reason is None:
         return engine
@@ -626,8 +623,7 @@ def _record_timeline(
         discipline=settings.discipline(),
     )
     if settings.engine != "python" and kernel_unavailable() is None and unsupported_setting(
-            workers=workers, link=link, sharing=sharing, order=order, discipline=run["discipline"],
-            record_steps=steps) is None:
+            sharing=sharing, order=order, discipline=run["discipline"]) is None:
         try:  # the same record as the Python engine's (tests/replay/engine/test_kernel_timeline.py)
             return simulate_fast(compiled, workers, link, **run), compiled, link
         except KernelUnavailable as exc:

@@ -86,12 +86,9 @@ def discipline_code(discipline: SyncDiscipline | None) -> int:
 
 def unsupported_setting(
     *,
-    workers: int,
-    link: LinkConfig,
     sharing: SharingModel | None = None,
     order: OrderPolicy | None = None,
     discipline: SyncDiscipline | None = None,
-    record_steps: int = 0,
 ) -> str | None:
     """The first setting of this replay that the kernel does not hold, in the command line's
     words, or None when the kernel replays it exactly as the reference engine does: only a

@@ -115,12 +115,10 @@ def test_kernel_equals_reference_with_fair_sharing_of_interfaces_unequal_one_way
 
 def test_kernel_holds_a_sharing_model_per_direction():
     """Neither fair downloads nor interfaces unequal one way keep a replay off the kernel."""
-    one_direction = LinkConfig(1e9, 5e8, worker_bandwidths_bps=(1e9,) * 3)
-    assert unsupported_setting(workers=3, link=one_direction) is None
-    assert unsupported_setting(workers=3, link=one_direction, sharing=FairSharing()) is None
+    assert unsupported_setting() is None
+    assert unsupported_setting(sharing=FairSharing()) is None
     for sharing in FAIR_DOWNLOADS.values():
-        assert unsupported_setting(workers=3, link=LinkConfig(1e9, 1e9), sharing=sharing) is None
-        assert unsupported_setting(workers=3, link=one_direction, sharing=sharing) is None
+        assert unsupported_setting(sharing=sharing) is None
 
 
 @needs_numba

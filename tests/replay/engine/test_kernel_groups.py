@@ -7,7 +7,6 @@ from __future__ import annotations
 import pytest
 
 from replay.engine.kernel import unsupported_setting
-from replay.engine.link import LinkConfig
 from replay.engine.sharing import DEFAULT_JOIN_WINDOW_S, DEFAULT_LEADER_WEIGHT, SenioritySharing
 from replay.sync.disciplines import sync_discipline
 from tests.conftest import TRACES_DIR
@@ -52,11 +51,8 @@ def test_kernel_equals_reference_with_released_groups_at_other_worker_counts(wor
 
 def test_kernel_holds_released_groups():
     """A join window does not keep a replay off the kernel, with or without fair downloads."""
-    link = LinkConfig(1e9, 1e9)
-    assert unsupported_setting(workers=4, link=link, sharing=SenioritySharing(join_window_s=0.5,
-                                                                              leader_weight=2.0)) is None
-    assert unsupported_setting(workers=4, link=link, sharing=SenioritySharing(
-        join_window_s=0.5, fair_downloads=True)) is None
+    assert unsupported_setting(sharing=SenioritySharing(join_window_s=0.5, leader_weight=2.0)) is None
+    assert unsupported_setting(sharing=SenioritySharing(join_window_s=0.5, fair_downloads=True)) is None
 
 
 @needs_numba

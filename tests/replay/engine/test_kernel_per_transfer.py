@@ -9,7 +9,6 @@ import pytest
 
 from replay.engine.kernel import unsupported_setting
 from replay.engine.kernel.support import SHARING_MAXMIN, SHARING_PROCESSOR, direction_codes
-from replay.engine.link import LinkConfig
 from replay.engine.order import PriorityOrder, RandomOrder
 from replay.engine.sharing import TransferFairSharing
 from tests.replay.engine.test_kernel import ZOO_GRAPHS, assert_same_run, needs_numba
@@ -90,7 +89,7 @@ def test_kernel_records_per_transfer_timelines(interfaces: str, cap: int | None)
 
 def test_kernel_holds_per_transfer_sharing():
     for cap in CAPS:
-        assert unsupported_setting(workers=3, link=LinkConfig(1e9, 1e9), sharing=TransferFairSharing(cap)) is None
+        assert unsupported_setting(sharing=TransferFairSharing(cap)) is None
 
 
 @needs_numba

@@ -6,7 +6,6 @@ from __future__ import annotations
 import pytest
 
 from replay.engine.kernel import unsupported_setting
-from replay.engine.link import LinkConfig
 from replay.engine.order import RandomOrder
 from replay.engine.sharing import FifoSharing
 from tests.conftest import TRACES_DIR
@@ -50,7 +49,7 @@ def test_kernel_runs_again_when_it_runs_out_of_ranks(monkeypatch):
 
 
 def test_kernel_holds_random_fifo_order():
-    assert unsupported_setting(workers=3, link=LinkConfig(1e9, 1e9), sharing=FifoSharing(), order=RandomOrder()) is None
+    assert unsupported_setting(sharing=FifoSharing(), order=RandomOrder()) is None
 
 
 @needs_numba

@@ -32,7 +32,7 @@ def test_kernel_equals_reference_under_reverse_load(model: str, sharing: object,
     compiled = compile_graph(graph)
     link = replace(target_link(graph, 5e7, latency_s=0.005, contention_efficiency=contention),
                    download_reverse_efficiency=0.7, upload_reverse_efficiency=0.95)
-    assert unsupported_setting(workers=3, link=link, sharing=sharing) is None
+    assert unsupported_setting(sharing=sharing) is None
     kwargs = dict(sharing=sharing, durations=DurationModel(deterministic=False), measured_steps=4, warmup_steps=2,
                   seed=3, stagger_s=one_step_time_s(compiled, link, sharing=sharing))
     kernel, reference = simulate_fast(compiled, 3, link, **kwargs), simulate(compiled, 3, link, **kwargs)

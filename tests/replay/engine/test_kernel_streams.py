@@ -8,7 +8,6 @@ from __future__ import annotations
 import pytest
 
 from replay.engine.kernel import unsupported_setting
-from replay.engine.link import LinkConfig
 from replay.engine.order import PriorityOrder, RandomOrder
 from replay.engine.sharing import FairSharing, SenioritySharing
 from tests.replay.engine.test_kernel import ZOO_GRAPHS, assert_same_run, needs_numba
@@ -90,10 +89,9 @@ def test_kernel_records_admissions_under_a_stream_cap(sharing: str):
 
 
 def test_kernel_holds_stream_caps():
-    link = LinkConfig(1e9, 1e9)
     for sharing in (FairSharing(max_streams=2), SenioritySharing(max_streams=1),
                     SenioritySharing(join_window_s=0.5, max_streams=4)):
-        assert unsupported_setting(workers=3, link=link, sharing=sharing) is None
+        assert unsupported_setting(sharing=sharing) is None
 
 
 @needs_numba

@@ -10,8 +10,6 @@ import pytest
 
 import replay.sweep as sweep
 from replay.cli import main
-from replay.engine.kernel import unsupported_setting
-from replay.engine.link import LinkConfig
 from tests.conftest import TRACES_DIR
 from tests.replay.engine.test_kernel import ZOO_GRAPHS, assert_same_run, both, needs_numba
 from tests.replay.engine.test_kernel_groups import GROUPS  # noqa: F401  (adds the released groups' sharing)
@@ -54,10 +52,6 @@ def test_kernel_records_every_outcome():
         assert kernel.timeline == reference.timeline
         outcomes |= {step[4] for step in kernel.timeline.steps}
     assert outcomes == {"applied", "dropped", "aborted"}
-
-
-def test_kernel_holds_timeline_recording():
-    assert unsupported_setting(workers=3, link=LinkConfig(1e9, 1e9), record_steps=2) is None
 
 
 @needs_numba
