@@ -59,6 +59,19 @@ def _move(k_start: np.ndarray, k_rank: np.ndarray, k_seq: np.ndarray, k_worker: 
 
 
 @per_event
+def _place(k_start: np.ndarray, k_rank: np.ndarray, k_seq: np.ndarray, k_worker: np.ndarray, k_node: np.ndarray,
+           k_bits: np.ndarray, d: int, pos: int, step_start_s: float, rank: float, seq: int, worker: int, node: int,
+           bits: float) -> None:
+    """Write an entry at ``pos`` of the heap of ``d``."""
+    k_start[d, pos] = step_start_s
+    k_rank[d, pos] = rank
+    k_seq[d, pos] = seq
+    k_worker[d, pos] = worker
+    k_node[d, pos] = node
+    k_bits[d, pos] = bits
+
+
+@per_event
 def queue_push(k_start: np.ndarray, k_rank: np.ndarray, k_seq: np.ndarray, k_worker: np.ndarray,
                k_node: np.ndarray, k_bits: np.ndarray, pos: int, d: int, step_start_s: float, rank: float,
                seq: int, worker: int, node: int, bits: float) -> None:
@@ -70,12 +83,7 @@ def queue_push(k_start: np.ndarray, k_rank: np.ndarray, k_seq: np.ndarray, k_wor
             pos = parent
         else:
             break
-    k_start[d, pos] = step_start_s
-    k_rank[d, pos] = rank
-    k_seq[d, pos] = seq
-    k_worker[d, pos] = worker
-    k_node[d, pos] = node
-    k_bits[d, pos] = bits
+    _place(k_start, k_rank, k_seq, k_worker, k_node, k_bits, d, pos, step_start_s, rank, seq, worker, node, bits)
 
 
 @per_event
@@ -101,12 +109,8 @@ def queue_pop(k_start: np.ndarray, k_rank: np.ndarray, k_seq: np.ndarray, k_work
                 pos = child
             else:
                 break
-        k_start[d, pos] = l_start
-        k_rank[d, pos] = l_rank
-        k_seq[d, pos] = l_seq
-        k_worker[d, pos] = l_worker
-        k_node[d, pos] = l_node
-        k_bits[d, pos] = l_bits
+        _place(k_start, k_rank, k_seq, k_worker, k_node, k_bits, d, pos, l_start, l_rank, l_seq, l_worker, l_node,
+               l_bits)
     return top
 
 
