@@ -34,8 +34,9 @@ def _profiled_sharing(args: argparse.Namespace) -> dict[str, float | None]:
 
 
 def _sharing_source(args: argparse.Namespace) -> str:
-    if getattr(args, "link_profile", ""):
-        return "link profile"
+    profile = _link_profile(args)
+    if profile is not None:
+        return "link profile" if profile.step_fit is None else "link profile step fit"
     given = (args.seniority, args.overtake, args.overtake_time)
     return "defaults" if all(v is None for v in given) else "given"
 

@@ -71,15 +71,20 @@ def _sharing_line(prediction: Prediction) -> list[str]:
     p = sharing_parameters(prediction)
     law = (f"{p['overtake']:g}" if math.isinf(p["overtake_time_s"])
            else f"min({p['overtake']:g}, {p['overtake_time_s']:g} s / T)")
-    if s.sharing_source == "link profile":
+    if s.sharing_source == "link profile step fit":
+        source = (f"efficiencies from the link profile {s.link_profile}'s step fit, seniority and overtake law "
+                  "the defaults")
+    elif s.sharing_source == "link profile":
         source = f"from the link profile {s.link_profile}, where no option gave them"
     elif s.sharing_source == "defaults":
         source = ("assumed: fitted on a 5 ms-queue CUBIC link; measure yours with 'tracetool probe' and give "
                   "--link-profile")
     else:
         source = "as given"
+    down, up = prediction.link.download_reverse_efficiency, prediction.link.upload_reverse_efficiency
+    reverse = f", reverse efficiencies {down:g} (download) / {up:g} (upload)" if min(down, up) < 1.0 else ""
     return [f"sharing parameters: seniority {p['seniority']:g}, overtake chance {law}, contention efficiency "
-            f"{p['contention_efficiency']:g} ({source})"]
+            f"{p['contention_efficiency']:g}{reverse} ({source})"]
 
 
 def min_max_error_bars(points: list[Point], batch: int) -> list[list[float]]:

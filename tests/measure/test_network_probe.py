@@ -165,7 +165,7 @@ def test_replay_predict_takes_link_rate_latency_and_sharing_from_the_profile(tmp
 
 
 def test_replay_predict_takes_the_step_fits_efficiencies_and_the_default_sharing_law(tmp_path: Path,
-                                                                                      graph_file: Path):
+                                                                                      graph_file: Path, capsys):
     from replay.cli import main
     from replay.engine.sharing import DEFAULT_OVERTAKE, DEFAULT_SENIORITY
 
@@ -178,7 +178,10 @@ def test_replay_predict_takes_the_step_fits_efficiencies_and_the_default_sharing
     assert link["contention_efficiency"] == pytest.approx(0.72)
     assert (link["download_reverse_efficiency"], link["upload_reverse_efficiency"]) == (0.69, 0.86)
     assert settings["seniority"] == DEFAULT_SENIORITY and settings["overtake"] == DEFAULT_OVERTAKE
-    assert settings["sharing_source"] == "link profile"
+    assert settings["sharing_source"] == "link profile step fit"
+    report = capsys.readouterr().out
+    assert "contention efficiency 0.72, reverse efficiencies 0.69 (download) / 0.86 (upload)" in report
+    assert "step fit, seniority and overtake law the defaults" in report
 
 
 @pytest.mark.cluster
