@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Probe every environment and bandwidth of an environment campaign again with the checkout's
-# tracetool probe (its link profiles now carry the reference step's fit), no TensorFlow:
+# tracetool probe (its link profiles now carry the reference steps' fits), no TensorFlow:
 #
 #     benchmarks/environment_profiles.sh ROOT [NAME]
 #
 # writes ROOT/NAME/ENV-BW.json (default NAME: probes-step) for every ENV/MODEL-BW point below
-# ROOT, once per environment and bandwidth, skipping profiles already written. About two minutes
-# each. benchmarks/environment_table.py predicts every point from them (column "P").
+# ROOT, once per environment and bandwidth, skipping profiles already written. About four minutes
+# each. benchmarks/environment_table.py predicts every point from them (columns "P", "P2").
 # TRACETOOL=... picks the tracetool to run. Takes the lock /tmp/tfsim-tf.lock per probe.
 set -uo pipefail
 ROOT=${1:?usage: environment_profiles.sh ROOT [NAME]}

@@ -24,6 +24,9 @@ now the same with two probe runs per worker count, validate's default (``--probe
 P   a re-prediction from the link profile alone, probed again with the checkout's ``tracetool
     probe``, whose reference step gives the link efficiencies (``benchmarks/environment_profiles.sh``
     into ``probes-step/<environment>-<bandwidth>.json``; predictions in ``<point>/re-P/``);
+P2  the same from profiles with the two reference steps (0.25 and 0.8 s each way), whose fits
+    the replay interpolates by each model's transfer time (``environment_profiles.sh ROOT
+    probes-two``; predictions in ``<point>/re-P2/``);
 deep the same two-run probes where the shaped queue is deeper than the replay's latency lets the
     probe's three- and four-worker rates set the contention efficiency (validate's default:
     ``link_calibration.rates_set_contention``), into ``<point>/deep-rates/``.
@@ -73,9 +76,10 @@ def main() -> None:
             variants["V2"] = predict(graph, workers, ["--bandwidth", str(v["bandwidth_bps"]), "--latency",
                                                       f"{lp['latency_s']}s", "--contention-efficiency",
                                                       str(link["contention_efficiency"])], vfile.parent / "re-V2")
-        stepped = ROOT / "probes-step" / f"{env}-{bw}.json"
-        if stepped.exists():
-            variants["P"] = predict(graph, workers, ["--link-profile", str(stepped)], vfile.parent / "re-P")
+        for name, folder in (("P", "probes-step"), ("P2", "probes-two")):
+            stepped = ROOT / folder / f"{env}-{bw}.json"
+            if stepped.exists():
+                variants[name] = predict(graph, workers, ["--link-profile", str(stepped)], vfile.parent / f"re-{name}")
         for r in v["rows"]:
             w = r["workers"]
             errs = {k: 100 * (p[w] / r["measured"] - 1) for k, p in variants.items()}
@@ -85,16 +89,18 @@ def main() -> None:
             print(f"{env:12s} {point:18s} {w} {r['measured']:7.3f} {shown}{cpu}", flush=True)
     for env in sorted({r[0] for r in rows}):
         sub = [r for r in rows if r[0] == env and not r[4]]
-        for k in ("V0", "V1", "V2", "re", "one", "now", "deep", "P"):
+        for k in ("V0", "V1", "V2", "re", "one", "now", "deep", "P", "P2"):
             e = [abs(r[5][k]) for r in sub if k in r[5]]
             if e:
                 print(f"{env:12s} {k}: {len(e)} points, median {statistics.median(e):.1f}%, max {max(e):.1f}%")
         latest = "deep" if any("deep" in r[5] for r in sub) else "now"
-        for n in sorted({r[2] for r in sub}):
-            signed = [r[5][latest] for r in sub if r[2] == n and latest in r[5]]
-            if signed:
-                print(f"{env:12s} {latest}, {n} worker(s): median |error| {statistics.median(map(abs, signed)):.1f}%, "
-                      f"max {max(map(abs, signed)):.1f}%, signed {', '.join(f'{e:+.1f}' for e in signed)}")
+        for variant in (latest, "P", "P2"):
+            for n in sorted({r[2] for r in sub}):
+                signed = [r[5][variant] for r in sub if r[2] == n and variant in r[5]]
+                if signed:
+                    print(f"{env:12s} {variant}, {n} worker(s): median |error| "
+                          f"{statistics.median(map(abs, signed)):.1f}%, max {max(map(abs, signed)):.1f}%, "
+                          f"signed {', '.join(f'{e:+.1f}' for e in signed)}")
 
 
 if __name__ == "__main__":

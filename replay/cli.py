@@ -36,7 +36,7 @@ def _profiled_sharing(args: argparse.Namespace) -> dict[str, float | None]:
 def _sharing_source(args: argparse.Namespace) -> str:
     profile = _link_profile(args)
     if profile is not None:
-        return "link profile" if profile.step_fit is None else "link profile step fit"
+        return "link profile step fits" if profile.step_fits else "link profile"
     given = (args.seniority, args.overtake, args.overtake_time)
     return "defaults" if all(v is None for v in given) else "given"
 
@@ -82,9 +82,9 @@ def link_arguments(args: argparse.Namespace) -> dict[str, object]:
         bandwidth = None if args.bandwidth.strip().lower() == "profiled" else parse_bandwidth_bps(args.bandwidth)
     else:
         bandwidth = profile.line_rate_bps
-    contention = args.contention_efficiency
-    if contention is None:
-        contention = profile.contention_efficiency if profile is not None else 1.0
+    contention, *reverse = _profiled_efficiencies(args, profile, bandwidth)
+    if args.contention_efficiency is not None:
+        contention = args.contention_efficiency
     return {
         "bandwidth_bps": bandwidth,
         "latency_s": parse_latency_s(args.latency) if args.latency else (profile.latency_s if profile else 0.0),
@@ -93,8 +93,28 @@ def link_arguments(args: argparse.Namespace) -> dict[str, object]:
                                        if part.strip()),
         "mtu": args.mtu,
         "contention_efficiency": contention,
-        "reverse_efficiencies": profile.reverse_efficiencies if profile is not None else (1.0, 1.0),
+        "reverse_efficiencies": tuple(reverse),
     }
+
+
+def _profiled_efficiencies(args: argparse.Namespace, profile, bandwidth_bps: float | None,  # noqa: ANN001
+                           ) -> tuple[float, float, float]:
+    """(contention, download reverse, upload reverse) efficiencies of the link profile for this
+    graph's step: its step fits depend on how long the step's transfers take at the bandwidth
+    (the profile's when not given); 1 without a profile."""
+    if profile is None:
+        return 1.0, 1.0, 1.0
+    if not profile.step_fits:
+        return profile.efficiencies(0.0, 0.0)
+    from replay.engine.link import payload_efficiency_for_mtu
+    from tracetool.graph.stepgraph import load_stepgraph
+
+    if getattr(args, "_loaded_graph_bytes", None) is None:
+        graph = load_stepgraph(Path(args.graph))
+        args._loaded_graph_bytes = (graph.bytes_of_kind("download"), graph.bytes_of_kind("upload"))
+    payload_bps = (bandwidth_bps or profile.line_rate_bps) * payload_efficiency_for_mtu(args.mtu)
+    download_s, upload_s = (8.0 * size / payload_bps for size in args._loaded_graph_bytes)
+    return profile.efficiencies(download_s, upload_s)
 
 
 def cmd_predict(args: argparse.Namespace) -> int:

@@ -8,14 +8,16 @@ incumbents (``overtake``, at most, and ``overtake_time_s / T`` for transfers of 
 Which values hold is a property of the network (its queue, its congestion control), so they are
 measured on it rather than fitted to one environment (docs/network-probe.md).
 
-A profile of an emulated link also holds ``step_fit``: the contention and reverse efficiencies
+A profile of an emulated link also holds ``step_fits``: the contention and reverse efficiencies
 that make the replay of a reference step (``tracetool.measure.link_step_fit``) meet that step
-probed over the link by one to four workers. Where it is present the replay takes its link
-efficiencies from it and keeps the default seniority and overtake law: fitted per model by
-validate, those efficiencies are a property of the network rather than of the model (each point
-predicted with the median of the other models' fits lost nothing behind BBR and the 5 ms queue,
-docs/network-probe.md), while the join trials' seniority and overtakes predicted deep buffers
-20-50% fast.
+probed over the link by one to four workers, for reference steps of two transfer times. Where
+they are present the replay takes its link efficiencies from them, interpolated by the
+logarithm of the model's own transfer time (``LinkProfile.efficiencies``), and keeps the default
+seniority and overtake law: fitted per model by validate, those efficiencies are a property of
+the network rather than of the model (each point predicted with the median of the other models'
+fits lost nothing behind BBR and the 5 ms queue, docs/network-probe.md), except that behind a
+deep buffer a short transfer loses more to the other direction's load than a long one; the
+join trials' seniority and overtakes predicted deep buffers 20-50% fast.
 
 ``latency_s`` is what a transfer's last byte waits beyond the fluid model: half the idle round
 trip plus the queue a busy direction keeps standing (loss-based TCP fills a drop-tail queue;
@@ -84,6 +86,7 @@ class StepFit:
     download_bytes: int  # the reference step: bytes each way and compute between them
     upload_bytes: int
     compute_s: float
+    transfer_s: float  # each direction's transfer alone at the payload rate
 
 
 @dataclass(frozen=True)
@@ -92,7 +95,7 @@ class LinkProfile:
     upload: DirectionProfile
     rtt_idle_s: float
     environment: dict[str, Any]  # what was measured: emulated (bandwidth, queue, congestion control) or hosts
-    step_fit: StepFit | None = None  # absent from profiles of real hosts and from older profiles
+    step_fits: tuple[StepFit, ...] = ()  # shortest transfers first; none for real hosts and older profiles
 
     @property
     def line_rate_bps(self) -> float:
@@ -103,18 +106,18 @@ class LinkProfile:
         queue = (self.download.queue_delay_s + self.upload.queue_delay_s) / 2
         return self.rtt_idle_s / 2 + queue_wait_s(queue)
 
-    @property
-    def contention_efficiency(self) -> float:
-        if self.step_fit is not None:
-            return self.step_fit.contention_efficiency
-        return min(1.0, max(0.1, (self.download.contention_efficiency + self.upload.contention_efficiency) / 2))
-
-    @property
-    def reverse_efficiencies(self) -> tuple[float, float]:
-        """(download, upload): a lone transfer's share of its rate under the other direction's load."""
-        if self.step_fit is None:
-            return 1.0, 1.0
-        return self.step_fit.download_reverse_efficiency, self.step_fit.upload_reverse_efficiency
+    def efficiencies(self, download_s: float, upload_s: float) -> tuple[float, float, float]:
+        """(contention, download reverse, upload reverse) efficiencies for a step whose transfers
+        take ``download_s`` and ``upload_s`` alone: each reverse efficiency from the step fits at
+        its direction's transfer time, the contention efficiency at their mean; between two fits
+        linear in the logarithm of the time, beyond the outer ones theirs. Without step fits the
+        join trials' contention efficiency and no reverse loss."""
+        if not self.step_fits:
+            contention = (self.download.contention_efficiency + self.upload.contention_efficiency) / 2
+            return min(1.0, max(0.1, contention)), 1.0, 1.0
+        return (_interpolated(self.step_fits, (download_s + upload_s) / 2, "contention_efficiency"),
+                _interpolated(self.step_fits, download_s, "download_reverse_efficiency"),
+                _interpolated(self.step_fits, upload_s, "upload_reverse_efficiency"))
 
     @property
     def seniority(self) -> float:
@@ -135,18 +138,18 @@ class LinkProfile:
         return cap, max(long, 0.01) * long_s
 
     def sharing_parameters(self) -> dict[str, float]:
-        """The sharing parameters the replay takes from this profile; with a step fit only the
-        efficiencies (the seniority and overtake law stay the defaults)."""
-        if self.step_fit is not None:
-            down, up = self.reverse_efficiencies
-            return {"contention_efficiency": self.contention_efficiency, "download_reverse_efficiency": down,
-                    "upload_reverse_efficiency": up}
+        """The sharing law the replay takes from this profile: none with step fits (their
+        efficiencies depend on the model's transfer time, ``efficiencies``; the seniority and
+        overtake law stay the defaults), else the join trials' law and contention efficiency."""
+        if self.step_fits:
+            return {}
         overtake, overtake_time_s = self.overtake()
         return {"seniority": self.seniority, "overtake": overtake, "overtake_time_s": overtake_time_s,
-                "contention_efficiency": self.contention_efficiency}
+                "contention_efficiency": self.efficiencies(0.0, 0.0)[0]}
 
     def to_json_dict(self) -> dict[str, Any]:
         return {"schema": SCHEMA_NAME, "schema_version": SCHEMA_VERSION, **asdict(self),
+                "step_fits": [asdict(fit) for fit in self.step_fits],
                 "derived": {"line_rate_bps": self.line_rate_bps, "latency_s": self.latency_s,
                             **{k: (None if math.isinf(v) else v) for k, v in self.sharing_parameters().items()}}}
 
@@ -178,10 +181,39 @@ def link_profile_from_json(data: Any, origin: str) -> LinkProfile:
     upload = _direction(object_field(data, "upload", place), Place(origin, "upload", _FIX))
     environment = object_field(data, "environment", place, default={})
     string_field(environment, "kind", Place(origin, "environment", _FIX), default="")
-    raw_fit = data.get("step_fit")
-    step_fit = None if raw_fit is None else _step_fit(object_field(data, "step_fit", place),
-                                                      Place(origin, "step_fit", _FIX))
-    return LinkProfile(download, upload, number_field(data, "rtt_idle_s", place, maximum=60.0), environment, step_fit)
+    return LinkProfile(download, upload, number_field(data, "rtt_idle_s", place, maximum=60.0), environment,
+                       _step_fits(data, download, origin))
+
+
+def _interpolated(fits: tuple[StepFit, ...], transfer_s: float, key: str) -> float:
+    """``key`` of the step fits at ``transfer_s``: linear in log time between neighbours, flat beyond."""
+    if transfer_s <= fits[0].transfer_s or len(fits) == 1:
+        return getattr(fits[0], key)
+    for short, long in zip(fits, fits[1:], strict=False):
+        if transfer_s <= long.transfer_s:
+            weight = math.log(transfer_s / short.transfer_s) / math.log(long.transfer_s / short.transfer_s)
+            return getattr(short, key) + weight * (getattr(long, key) - getattr(short, key))
+    return getattr(fits[-1], key)
+
+
+def _step_fits(data: dict[str, Any], download: DirectionProfile, origin: str) -> tuple[StepFit, ...]:
+    """The profile's step fits; a profile written before there were two has one ``step_fit``,
+    whose transfer time its bytes and the download payload rate give."""
+    place = Place(origin, "link profile", _FIX)
+    if data.get("step_fit") is not None:
+        raw = object_field(data, "step_fit", place)
+        legacy_s = 8.0 * number_field(raw, "download_bytes", Place(origin, "step_fit", _FIX),
+                                      maximum=1e12) / download.payload_bps
+        return (_step_fit({"transfer_s": legacy_s, **raw}, Place(origin, "step_fit", _FIX)),)
+    raw_fits = data.get("step_fits", [])
+    if not isinstance(raw_fits, list):
+        raise place.refuse("step_fits", "is not a list of step fits")
+    fits = [_step_fit(raw if isinstance(raw, dict) else {}, Place(origin, f"step_fits[{index}]", _FIX))
+            for index, raw in enumerate(raw_fits)]
+    times = [fit.transfer_s for fit in fits]
+    if times != sorted(set(times)):
+        raise place.refuse("step_fits", "are not in increasing transfer time, each once")
+    return tuple(fits)
 
 
 def _step_fit(raw: dict[str, Any], place: Place) -> StepFit:
@@ -193,7 +225,14 @@ def _step_fit(raw: dict[str, Any], place: Place) -> StepFit:
     return StepFit(**efficiencies, contention_source=string_field(raw, "contention_source", place),
                    download_bytes=int(number_field(raw, "download_bytes", place, maximum=1e12)),
                    upload_bytes=int(number_field(raw, "upload_bytes", place, maximum=1e12)),
-                   compute_s=number_field(raw, "compute_s", place, maximum=3600.0))
+                   compute_s=number_field(raw, "compute_s", place, maximum=3600.0),
+                   transfer_s=_positive(number_field(raw, "transfer_s", place, maximum=3600.0), "transfer_s", place))
+
+
+def _positive(value: float, key: str, place: Place) -> float:
+    if value <= 0.0:
+        raise place.refuse(key, f"is {value:g}; it must be above 0")
+    return value
 
 
 def load_link_profile(path: str | os.PathLike[str]) -> LinkProfile:

@@ -71,9 +71,9 @@ def _sharing_line(prediction: Prediction) -> list[str]:
     p = sharing_parameters(prediction)
     law = (f"{p['overtake']:g}" if math.isinf(p["overtake_time_s"])
            else f"min({p['overtake']:g}, {p['overtake_time_s']:g} s / T)")
-    if s.sharing_source == "link profile step fit":
-        source = (f"efficiencies from the link profile {s.link_profile}'s step fit, seniority and overtake law "
-                  "the defaults")
+    if s.sharing_source == "link profile step fits":
+        source = (f"efficiencies from the link profile {s.link_profile}'s step fits at this step's transfer times, "
+                  "seniority and overtake law the defaults")
     elif s.sharing_source == "link profile":
         source = f"from the link profile {s.link_profile}, where no option gave them"
     elif s.sharing_source == "defaults":

@@ -34,7 +34,7 @@ class PredictRequest:
     worker_bandwidths_bps: tuple[float, ...] = ()  # the first workers' own interfaces
     mtu: int = DEFAULT_MTU
     contention_efficiency: float = 1.0
-    reverse_efficiencies: tuple[float, float] = (1.0, 1.0)  # (download, upload), from a link profile's step fit
+    reverse_efficiencies: tuple[float, float] = (1.0, 1.0)  # (download, upload), from a link profile's step fits
     settings: ReplaySettings = field(default_factory=ReplaySettings)
     timelines: bool = True
     timeline_steps: int = TIMELINE_STEPS

@@ -135,7 +135,7 @@ class ReplaySettings:
     cutoff: str | None = None  # cutoff: "static:SECONDS", "gradients:R" or "dynamic"
     link_profile: str = ""  # the link profile the sharing parameters came from, if any
     # where the seniority sharing parameters came from: "defaults", "given" (options), "link profile"
-    # (its join trials) or "link profile step fit" (its efficiencies; the law the defaults)
+    # (its join trials) or "link profile step fits" (its efficiencies; the law the defaults)
     sharing_source: str = "defaults"
     # Which event loop replays: "auto" (the compiled kernel where it holds the configuration and
     # numba runs, else the Python engine), "python" (the reference) or "compiled" (the kernel or an error).

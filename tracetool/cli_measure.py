@@ -175,10 +175,11 @@ def cmd_probe(args: argparse.Namespace) -> int:
     assert out is not None
     write_json_atomically(out, profile.to_json_dict())
     sharing = profile.sharing_parameters()
-    if profile.step_fit is not None:
-        down, up = profile.reverse_efficiencies
-        shared = (f"contention efficiency {sharing['contention_efficiency']:.3f}, reverse efficiencies "
-                  f"{down:.2f} (download) and {up:.2f} (upload), the default seniority and overtake law")
+    if profile.step_fits:
+        fits = "; ".join(f"{fit.transfer_s:.2f} s transfers: contention efficiency {fit.contention_efficiency:.3f}, "
+                         f"reverse efficiencies {fit.download_reverse_efficiency:.2f} (download) and "
+                         f"{fit.upload_reverse_efficiency:.2f} (upload)" for fit in profile.step_fits)
+        shared = f"{fits}; the default seniority and overtake law"
     else:
         shared = (f"seniority {sharing['seniority']:.2f}, overtake {sharing['overtake']:.2f}, contention efficiency "
                   f"{sharing['contention_efficiency']:.3f}")
@@ -203,8 +204,8 @@ def add_probe_command(sub: argparse._SubParsersAction) -> None:
                    help="TCP congestion control of the tasks (default cubic)")
     p.add_argument("--trials", type=int, default=8, help="join trials per direction and transfer length (default 8)")
     p.add_argument("--no-step-fit", action="store_true",
-                   help="skip the reference step of one to four workers (about 1.5 minutes) whose replayed fit gives "
-                        "the profile's contention and reverse efficiencies; the emulated link only")
+                   help="skip the two reference steps of one to four workers (about 3 minutes) whose replayed fits "
+                        "give the profile's contention and reverse efficiencies; the emulated link only")
     p.add_argument("--out", default="", help="link profile JSON to write (with --cluster: on worker 0)")
     p.add_argument("--cluster", default="", help="JSON file {\"ps\": [\"host:port\"], \"worker\": [...]} of real "
                    "hosts; run the command on the PS and on workers 0 and 1 with their --job and --task-index")

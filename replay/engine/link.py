@@ -183,7 +183,7 @@ def target_link(
     """The link to predict for: the user's line rate (both directions) and latency, with the
     per-transfer overhead calibrated on the profiled link and the headers of ``mtu``-sized
     frames taken off the line rate. ``None`` bandwidth means the profiled link (payload rates).
-    ``reverse_efficiencies`` (download, upload) are a measured network's (a link profile's step fit)."""
+    ``reverse_efficiencies`` (download, upload) are a measured network's (a link profile's step fits)."""
     base = profiled_link(graph)
     down, up = reverse_efficiencies
     if bandwidth_bps is None:

@@ -93,12 +93,15 @@ def test_the_profile_gives_the_replay_its_link_and_sharing_law():
     assert _profile(overtake_long=0.5).overtake() == (0.5, math.inf)
 
 
-STEP_FIT = StepFit(0.72, 0.69, 0.86, "probe rates", 747_192, 747_192, 0.012)
+# two reference steps whose transfers take 2 and 8 ms: the conftest graph's 50 kB take 4.18 ms at 100mbit
+SHORT_FIT = StepFit(0.72, 0.69, 0.86, "probe rates", 25_000, 25_000, 0.012, 0.002)
+LONG_FIT = StepFit(0.80, 0.85, 0.90, "probe rates", 100_000, 100_000, 0.012, 0.008)
 
 
 def _fitted_profile(**direction: float) -> LinkProfile:
     profile = _profile(**direction)
-    return LinkProfile(profile.download, profile.upload, profile.rtt_idle_s, profile.environment, STEP_FIT)
+    return LinkProfile(profile.download, profile.upload, profile.rtt_idle_s, profile.environment,
+                       (SHORT_FIT, LONG_FIT))
 
 
 @pytest.mark.parametrize("profile", [_profile(), _fitted_profile()])
@@ -108,16 +111,30 @@ def test_a_profile_round_trips_through_json(tmp_path: Path, profile: LinkProfile
     assert load_link_profile(path) == profile
 
 
-def test_a_step_fit_gives_the_link_efficiencies_and_leaves_the_sharing_law_to_the_defaults():
-    """With a step fit the join trials' contention, seniority and overtakes give way: the fit's
-    efficiencies are what carried over between models; without one nothing changes."""
+def test_step_fits_give_the_link_efficiencies_by_transfer_time_and_leave_the_sharing_law_to_the_defaults():
+    """With step fits the join trials' contention, seniority and overtakes give way: the fits'
+    efficiencies are what carried over between models, taken at the step's transfer times (linear
+    in log time between the fits, each outer fit's beyond it); without them nothing changes."""
     fitted = _fitted_profile()
-    assert fitted.contention_efficiency == 0.72
-    assert fitted.reverse_efficiencies == (0.69, 0.86)
-    assert set(fitted.sharing_parameters()) == {"contention_efficiency", "download_reverse_efficiency",
-                                                "upload_reverse_efficiency"}
-    assert _profile().reverse_efficiencies == (1.0, 1.0)
+    assert fitted.efficiencies(0.001, 0.001) == (0.72, 0.69, 0.86)
+    # contention at the mean transfer time, 4 ms: halfway between the fits in log time
+    assert fitted.efficiencies(0.002, 0.006) == pytest.approx((0.76, 0.69, 0.86 + 0.04 * math.log(3) / math.log(4)))
+    assert fitted.efficiencies(0.004, 0.02) == pytest.approx((0.80, 0.77, 0.90))
+    assert fitted.efficiencies(1.0, 1.0) == (0.80, 0.85, 0.90)
+    assert fitted.sharing_parameters() == {}
+    assert _profile().efficiencies(0.1, 0.1) == (0.95, 1.0, 1.0)
     assert _profile().sharing_parameters()["seniority"] == 2.0
+
+
+def test_a_profile_with_one_step_fit_from_before_there_were_two_still_reads():
+    """Its transfer time comes from its bytes at the download payload rate."""
+    data = _profile().to_json_dict()
+    data["step_fit"] = {key: value for key, value in SHORT_FIT.__dict__.items() if key != "transfer_s"}
+    del data["step_fits"]
+    profile = link_profile_from_json(data, "link.json")
+    assert len(profile.step_fits) == 1
+    assert profile.step_fits[0].transfer_s == pytest.approx(8 * 25_000 / profile.download.payload_bps)
+    assert profile.efficiencies(5.0, 0.001) == (0.72, 0.69, 0.86)
 
 
 @pytest.mark.parametrize("profile,mutate,words", [
@@ -126,10 +143,13 @@ def test_a_step_fit_gives_the_link_efficiencies_and_leaves_the_sharing_law_to_th
     (_profile, lambda d: d["download"].update(payload_bps=-1.0), "payload_bps"),
     (_profile, lambda d: d["upload"].pop("seniority"), "seniority"),
     (_profile, lambda d: d["download"].update(overtake_short=1.5), "overtake_short"),
-    (_fitted_profile, lambda d: d["step_fit"].update(contention_efficiency=0.05),
-     "step_fit field 'contention_efficiency' is 0.05"),
-    (_fitted_profile, lambda d: d["step_fit"].update(upload_reverse_efficiency=1.5), "upload_reverse_efficiency"),
-    (_fitted_profile, lambda d: d["step_fit"].pop("download_reverse_efficiency"), "download_reverse_efficiency"),
+    (_fitted_profile, lambda d: d["step_fits"][0].update(contention_efficiency=0.05),
+     r"step_fits\[0\] field 'contention_efficiency' is 0.05"),
+    (_fitted_profile, lambda d: d["step_fits"][1].update(upload_reverse_efficiency=1.5), "upload_reverse_efficiency"),
+    (_fitted_profile, lambda d: d["step_fits"][0].pop("download_reverse_efficiency"), "download_reverse_efficiency"),
+    (_fitted_profile, lambda d: d["step_fits"][1].update(transfer_s=0.0), r"step_fits\[1\] field 'transfer_s' is 0"),
+    (_fitted_profile, lambda d: d["step_fits"].reverse(), "increasing transfer time"),
+    (_fitted_profile, lambda d: d.update(step_fits={"a": 0.7}), "step_fits"),
     (_fitted_profile, lambda d: d.update(step_fit=[0.7]), "step_fit"),
 ])
 def test_bad_profiles_are_refused_in_one_line(profile, mutate, words: str):
@@ -164,24 +184,36 @@ def test_replay_predict_takes_link_rate_latency_and_sharing_from_the_profile(tmp
     assert second["settings"]["seniority"] == 3.0
 
 
-def test_replay_predict_takes_the_step_fits_efficiencies_and_the_default_sharing_law(tmp_path: Path,
+def test_replay_predict_takes_the_step_fits_efficiencies_at_the_graphs_transfer_time(tmp_path: Path,
                                                                                       graph_file: Path, capsys):
+    """The conftest graph's 50 kB each way take 4.18 ms at the profile's 100mbit (payload 95.6%):
+    between the 2 ms and the 8 ms fits; at 1gbit given as an option, 0.42 ms: the short fit's."""
     from replay.cli import main
+    from replay.engine.link import payload_efficiency_for_mtu
     from replay.engine.sharing import DEFAULT_OVERTAKE, DEFAULT_SENIORITY
 
     path = tmp_path / "link.json"
-    path.write_text(json.dumps(_fitted_profile(seniority=8.0, overtake_short=0.0).to_json_dict()))
+    profile = _fitted_profile(seniority=8.0, overtake_short=0.0)
+    path.write_text(json.dumps(profile.to_json_dict()))
     assert main(["predict", str(graph_file), "--workers", "1,2", "--link-profile", str(path), "--seeds", "1",
                  "--steps", "4", "--no-timelines", "--out", str(tmp_path / "p")]) == 0
     prediction = json.loads((tmp_path / "p" / "prediction.json").read_text())
     link, settings = prediction["link"], prediction["settings"]
-    assert link["contention_efficiency"] == pytest.approx(0.72)
-    assert (link["download_reverse_efficiency"], link["upload_reverse_efficiency"]) == (0.69, 0.86)
+    transfer_s = 8 * 50_000 / (100e6 * payload_efficiency_for_mtu(1500))
+    weight = math.log(transfer_s / 0.002) / math.log(4)
+    contention, down, up = (a + weight * (b - a) for a, b in ((0.72, 0.80), (0.69, 0.85), (0.86, 0.90)))
+    assert link["contention_efficiency"] == pytest.approx(contention)
+    assert link["download_reverse_efficiency"] == pytest.approx(down)
+    assert link["upload_reverse_efficiency"] == pytest.approx(up)
     assert settings["seniority"] == DEFAULT_SENIORITY and settings["overtake"] == DEFAULT_OVERTAKE
-    assert settings["sharing_source"] == "link profile step fit"
+    assert settings["sharing_source"] == "link profile step fits"
     report = capsys.readouterr().out
-    assert "contention efficiency 0.72, reverse efficiencies 0.69 (download) / 0.86 (upload)" in report
-    assert "step fit, seniority and overtake law the defaults" in report
+    assert f"contention efficiency {contention:g}, reverse efficiencies {down:g} (download)" in report
+    assert "step fits at this step's transfer times, seniority and overtake law the defaults" in report
+    assert main(["predict", str(graph_file), "--workers", "1", "--link-profile", str(path), "--bandwidth", "1gbit",
+                 "--seeds", "1", "--steps", "4", "--no-timelines", "--out", str(tmp_path / "q")]) == 0
+    fast = json.loads((tmp_path / "q" / "prediction.json").read_text())["link"]
+    assert (fast["contention_efficiency"], fast["download_reverse_efficiency"]) == (0.72, 0.69)
 
 
 @pytest.mark.cluster
@@ -248,10 +280,10 @@ def test_the_reference_step_fit_runs_on_a_real_shaped_link():
     set the contention efficiency."""
     from tracetool.measure.link_step_fit import fit_reference_step, reference_step
 
-    down, up, compute_s = reference_step(50e6)
+    down, up, compute_s = reference_step(50e6, 0.25)
     assert down == up and 8 * down / 50e6 == pytest.approx(0.25 * 0.956, rel=0.01)
     fit = fit_reference_step(50e6, 0.002, QueueSize(ms=100), "bbr", workers=(1, 2, 3))
     assert fit.contention_source == "probe rates"
     assert 0.1 <= fit.contention_efficiency <= 1.0
     assert 0.1 <= fit.download_reverse_efficiency <= 1.0 and 0.1 <= fit.upload_reverse_efficiency <= 1.0
-    assert (fit.download_bytes, fit.upload_bytes, fit.compute_s) == (down, up, compute_s)
+    assert (fit.download_bytes, fit.upload_bytes, fit.compute_s, fit.transfer_s) == (down, up, compute_s, 0.25)

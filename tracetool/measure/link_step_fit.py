@@ -7,10 +7,14 @@ deep queue; the replay's contention and reverse efficiencies carry those. valida
 a probe of the model's own step shape (``link_calibration``); fitted per model in three
 networks, they turned out to belong to the network: each point predicted with the median of the
 other models' fits in its network lost nothing behind BBR and the 5 ms queue
-(docs/network-probe.md). So the profile probes one reference step, the size of a mid-sized
-model's at the probed rate (a quarter second each way and 12 ms of compute between them:
-the zoo's steps take 0.1 to 0.8 s each way and 7 to 17 ms of uncovered compute), and fits the
-same efficiencies, by the same rule for deep queues.
+(docs/network-probe.md). So the profile probes reference steps and fits the same
+efficiencies, by the same rule for deep queues. Two of them, a quarter second and 0.8 s each
+way with 12 ms of compute between (the zoo's steps take 0.1 to 0.8 s each way and 7 to 17 ms of
+uncovered compute): behind a deep buffer with CUBIC a short transfer loses a larger share of its
+rate to the other direction's load than a long one (its window's restart after idle weighs
+more), so one reference step predicted either the short-transfer models or the long ones two
+workers 10-30% off; the replay interpolates between the fits by the model's transfer time
+(``LinkProfile.efficiencies``).
 """
 
 from __future__ import annotations
@@ -23,29 +27,39 @@ from tracetool.cluster.topology import QueueSize
 from tracetool.measure.link_calibration import calibrate_link_to_probe, rates_set_contention
 from tracetool.measure.link_probe import probe_link
 
-REFERENCE_TRANSFER_S = 0.25  # each direction's transfer alone at the payload rate
+REFERENCE_TRANSFERS_S = (0.25, 0.8)  # each direction's transfer alone at the payload rate, one step each
 REFERENCE_COMPUTE_S = 0.012
 STEP_FIT_WORKERS = (1, 2, 3, 4)
 MTU = 1500
 
 
-def reference_step(bandwidth_bps: float) -> tuple[int, int, float]:
-    """(download bytes, upload bytes, compute seconds) of the reference step at this line rate."""
-    size = max(1, int(bandwidth_bps * payload_efficiency_for_mtu(MTU) * REFERENCE_TRANSFER_S / 8))
+def reference_step(bandwidth_bps: float, transfer_s: float = REFERENCE_TRANSFERS_S[0]) -> tuple[int, int, float]:
+    """(download bytes, upload bytes, compute seconds) of a reference step whose transfers take
+    ``transfer_s`` each at this line rate's payload rate."""
+    size = max(1, int(bandwidth_bps * payload_efficiency_for_mtu(MTU) * transfer_s / 8))
     return size, size, REFERENCE_COMPUTE_S
+
+
+def fit_reference_steps(bandwidth_bps: float, latency_s: float, queue: QueueSize, tcp_congestion_control: str,
+                        progress: Callable[[str], None] | None = None,
+                        transfers_s: tuple[float, ...] = REFERENCE_TRANSFERS_S) -> tuple[StepFit, ...]:
+    """Every reference step's fit, shortest transfers first."""
+    return tuple(fit_reference_step(bandwidth_bps, latency_s, queue, tcp_congestion_control, progress,
+                                    transfer_s=transfer_s) for transfer_s in sorted(transfers_s))
 
 
 def fit_reference_step(bandwidth_bps: float, latency_s: float, queue: QueueSize, tcp_congestion_control: str,
                        progress: Callable[[str], None] | None = None, repeats: int = 1,
-                       workers: tuple[int, ...] = STEP_FIT_WORKERS) -> StepFit:
-    """Probe the reference step on the emulated link (fresh topologies, one per worker count and
+                       workers: tuple[int, ...] = STEP_FIT_WORKERS,
+                       transfer_s: float = REFERENCE_TRANSFERS_S[0]) -> StepFit:
+    """Probe one reference step on the emulated link (fresh topologies, one per worker count and
     run) and fit the replay's efficiencies to it; ``latency_s`` is the profile's."""
     from tracetool.measure.validate import probe_window_s
 
     say = progress or (lambda text: None)
-    download, upload, compute_s = reference_step(bandwidth_bps)
+    download, upload, compute_s = reference_step(bandwidth_bps, transfer_s)
     payload_bps = bandwidth_bps * payload_efficiency_for_mtu(MTU)
-    alone_step_s = 2 * REFERENCE_TRANSFER_S + compute_s
+    alone_step_s = 2 * transfer_s + compute_s
     say(f"  reference step: {download:,} B down, {upload:,} B up, {compute_s * 1e3:.0f} ms compute, "
         f"{', '.join(map(str, workers))} worker(s)")
     probe = probe_link(bandwidth_bps, download, upload, compute_s, list(workers), payload_bps,
@@ -57,4 +71,4 @@ def fit_reference_step(bandwidth_bps: float, latency_s: float, queue: QueueSize,
         f"under the other direction's load downloads keep {fit.download_reverse_efficiency:.0%}, uploads "
         f"{fit.upload_reverse_efficiency:.0%}")
     return StepFit(fit.contention_efficiency, fit.download_reverse_efficiency, fit.upload_reverse_efficiency,
-                   fit.contention_source, download, upload, compute_s)
+                   fit.contention_source, download, upload, compute_s, transfer_s)

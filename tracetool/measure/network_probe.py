@@ -266,8 +266,8 @@ def _created_at() -> str:
 def probe_network(bandwidth_bps: float, queue: QueueSize = DEFAULT_QUEUE,
                   tcp_congestion_control: str = DEFAULT_TCP_CONGESTION_CONTROL, trials: int = DEFAULT_TRIALS,
                   progress: Callable[[str], None] | None = None, step_fit: bool = True) -> LinkProfile:
-    """Probe the emulated PS link of this machine; with ``step_fit`` also the reference step of
-    one to four workers, whose replayed fit gives the profile's link efficiencies (``link_step_fit``)."""
+    """Probe the emulated PS link of this machine; with ``step_fit`` also the reference steps of
+    one to four workers, whose replayed fits give the profile's link efficiencies (``link_step_fit``)."""
     _check_trials(trials)
     say = progress or (lambda text: None)
     guess = bandwidth_bps * payload_efficiency_for_mtu(MTU) / 8
@@ -291,11 +291,11 @@ def probe_network(bandwidth_bps: float, queue: QueueSize = DEFAULT_QUEUE,
         return profile
     from dataclasses import replace
 
-    from tracetool.measure.link_step_fit import fit_reference_step
+    from tracetool.measure.link_step_fit import fit_reference_steps
 
-    say("probing a reference step of one to four workers")
-    return replace(profile, step_fit=fit_reference_step(bandwidth_bps, profile.latency_s, queue, tcp_congestion_control,
-                                                        progress=say))
+    say("probing reference steps of one to four workers")
+    return replace(profile, step_fits=fit_reference_steps(bandwidth_bps, profile.latency_s, queue,
+                                                          tcp_congestion_control, progress=say))
 
 
 def _split_address(text: str) -> tuple[str, int]:
