@@ -161,7 +161,8 @@ def cmd_probe(args: argparse.Namespace) -> int:
         if args.bandwidth or args.queue != "5ms" or args.tcp_congestion_control != "cubic":
             raise ToolError("--bandwidth, --queue and --tcp-congestion-control shape the emulated link; "
                             "real hosts are probed as they are")
-        profile = probe_hosts(load_cluster_file(Path(args.cluster)), args.job, args.task_index, args.trials, say)
+        profile = probe_hosts(load_cluster_file(Path(args.cluster)), args.job, args.task_index, args.trials, say,
+                              step_fit=not args.no_step_fit)
         if profile is None:
             return 0
     else:
@@ -193,10 +194,11 @@ def add_probe_command(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "probe", help="measure a network's line rate, standing queue and TCP sharing, without TensorFlow",
         description="On an emulated PS link (one namespace per task, tbf both ways, as measure builds it; needs "
-                    "root) or on the hosts of a real cluster (--cluster, run on the PS and on workers 0 and 1): "
-                    "one connection's bulk rate each way, idle and loaded round trips (the standing queue), and "
-                    "join trials of two workers (how a busy direction is shared). Writes a link profile JSON "
-                    "for replay predict --link-profile (docs/network-probe.md).")
+                    "root) or on the hosts of a real cluster (--cluster, run on the PS and on workers 0 to 3, or "
+                    "all the cluster has if fewer): one connection's bulk rate each way, idle and loaded round trips "
+                    "(the standing queue), join trials of two workers (how a busy direction is shared), and two "
+                    "reference steps of one to four workers (the link's contention and reverse efficiencies). "
+                    "Writes a link profile JSON for replay predict --link-profile (docs/network-probe.md).")
     p.add_argument("--bandwidth", default="", help="the emulated link's rate both ways (tc syntax: 100mbit, 1gbit)")
     p.add_argument("--queue", default="5ms", metavar="TIME|BYTES",
                    help="the link's buffer: a time of traffic at the line rate (default 5ms) or bytes (256kb)")
@@ -205,10 +207,11 @@ def add_probe_command(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--trials", type=int, default=8, help="join trials per direction and transfer length (default 8)")
     p.add_argument("--no-step-fit", action="store_true",
                    help="skip the two reference steps of one to four workers (about 3 minutes) whose replayed fits "
-                        "give the profile's contention and reverse efficiencies; the emulated link only")
+                        "give the profile's contention and reverse efficiencies")
     p.add_argument("--out", default="", help="link profile JSON to write (with --cluster: on worker 0)")
     p.add_argument("--cluster", default="", help="JSON file {\"ps\": [\"host:port\"], \"worker\": [...]} of real "
-                   "hosts; run the command on the PS and on workers 0 and 1 with their --job and --task-index")
+                   "hosts; run the command on the PS and on workers 0 to 3 (all the file lists, if fewer) with "
+                   "their --job and --task-index")
     p.add_argument("--job", choices=("ps", "worker"), help="with --cluster: the task this host runs")
     p.add_argument("--task-index", type=int, default=0, help="with --cluster: index of this host's task")
     p.set_defaults(func=cmd_probe)

@@ -238,8 +238,10 @@ def test_probe_recovers_the_line_rate_and_tells_a_deep_queue_from_a_shallow_one(
 @pytest.mark.cluster
 @needs_root
 def test_probe_of_real_hosts_runs_on_each_host_and_ends_by_itself(tmp_path: Path):
-    """The --cluster mode on three namespaces standing in for hosts: the PS serves, worker 1 follows,
-    worker 0 orchestrates and writes the profile; the PS and worker 1 end when worker 0 is done."""
+    """The --cluster mode on four namespaces standing in for hosts: the PS serves, workers 1 and 2
+    follow, worker 0 orchestrates and writes the profile, with the two reference steps probed by
+    one to three workers; the PS and the followers end when worker 0 is done. A real link's buffer
+    is unknown, so the contention efficiency is the least-squares one."""
     import subprocess
     import sys
 
@@ -247,7 +249,7 @@ def test_probe_of_real_hosts_runs_on_each_host_and_ends_by_itself(tmp_path: Path
 
     cluster = tmp_path / "cluster.json"
     out = tmp_path / "link.json"
-    with ShapedTopology(workers=2, bandwidth_bps=50e6) as topology:
+    with ShapedTopology(workers=3, bandwidth_bps=50e6) as topology:
         cluster.write_text(json.dumps({"ps": [f"{topology.ps.address}:5003"],
                                        "worker": [t.address + ":5004" for t in topology.worker_tasks]}))
 
@@ -257,19 +259,38 @@ def test_probe_of_real_hosts_runs_on_each_host_and_ends_by_itself(tmp_path: Path
             return subprocess.Popen(topology.command_in(job, index, argv), stdout=subprocess.PIPE,
                                     stderr=subprocess.PIPE, text=True)
 
-        procs = [start("ps", 0), start("worker", 1), start("worker", 0, "--out", str(out))]
+        procs = [start("ps", 0), start("worker", 1), start("worker", 2), start("worker", 0, "--out", str(out))]
         try:
-            results = [p.communicate(timeout=300) for p in reversed(procs)]
+            results = [p.communicate(timeout=400) for p in reversed(procs)]
         finally:
             for p in procs:
                 p.kill()
                 p.wait()
-    assert [p.returncode for p in procs] == [0, 0, 0], results
+    assert [p.returncode for p in procs] == [0, 0, 0, 0], results
     profile = load_link_profile(out)
     assert profile.environment["kind"] == "hosts"
     for direction in (profile.download, profile.upload):
         assert direction.line_rate_bps == pytest.approx(50e6, rel=0.02)
         assert direction.trials == 4
+    assert [fit.transfer_s for fit in profile.step_fits] == [0.25, 0.8]
+    for fit in profile.step_fits:
+        assert fit.contention_source == "least squares"
+        assert 8 * fit.download_bytes / profile.download.payload_bps == pytest.approx(fit.transfer_s, rel=0.03)
+        assert 0.1 <= min(fit.contention_efficiency, fit.download_reverse_efficiency, fit.upload_reverse_efficiency)
+    assert "1 to 3 workers" in results[0][0] + results[0][1]
+
+
+def test_the_probe_of_real_hosts_uses_up_to_four_workers():
+    from tracetool.measure.network_probe import probe_hosts, probing_workers
+
+    def cluster(workers: int) -> dict[str, list[str]]:
+        return {"ps": ["10.0.0.1:5000"], "worker": [f"10.0.0.{i + 2}:5000" for i in range(workers)]}
+
+    assert [probing_workers(cluster(n)) for n in (2, 3, 4, 9)] == [2, 3, 4, 4]
+    with pytest.raises(ToolError, match="needs a PS and two workers"):
+        probing_workers(cluster(1))
+    with pytest.raises(ToolError, match="uses workers 0 to 2; worker 3 has nothing to do"):
+        probe_hosts(cluster(3), "worker", 3)
 
 
 @pytest.mark.cluster
@@ -278,11 +299,12 @@ def test_the_reference_step_fit_runs_on_a_real_shaped_link():
     """The reference step over a 50mbit link with a 100 ms buffer and BBR, one to three workers:
     a quarter second each way at the payload rate, and a queue that deep lets the probe's rates
     set the contention efficiency."""
-    from tracetool.measure.link_step_fit import fit_reference_step, reference_step
+    from tracetool.measure.link_step_fit import emulated_step_prober, fit_reference_step, reference_step
 
     down, up, compute_s = reference_step(50e6, 0.25)
     assert down == up and 8 * down / 50e6 == pytest.approx(0.25 * 0.956, rel=0.01)
-    fit = fit_reference_step(50e6, 0.002, QueueSize(ms=100), "bbr", workers=(1, 2, 3))
+    prober = emulated_step_prober(50e6, QueueSize(ms=100), "bbr")
+    fit = fit_reference_step(50e6, 0.002, QueueSize(ms=100).delay_s(50e6), prober, "bbr", workers=(1, 2, 3))
     assert fit.contention_source == "probe rates"
     assert 0.1 <= fit.contention_efficiency <= 1.0
     assert 0.1 <= fit.download_reverse_efficiency <= 1.0 and 0.1 <= fit.upload_reverse_efficiency <= 1.0

@@ -34,6 +34,7 @@ from tracetool.cluster.topology import DEFAULT_QUEUE, DEFAULT_TCP_CONGESTION_CON
 from tracetool.errors import ToolError
 
 PORT = 5001
+STEP_WARMUP_S = 2.0  # steps before a probe's window opens: connections past their first slow start
 MAX_PROBE_REPEATS = 10
 
 # The PS: one thread per worker connection; on a request byte it sends D bytes, then reads U
@@ -304,7 +305,7 @@ def check_probe_repeats(repeats: int) -> None:
 
 
 def probe_link(bandwidth_bps: float, download_bytes: int, upload_bytes: int, compute_s: float, workers: list[int],
-               payload_bps: float, duration_s: float = 10.0, warmup_s: float = 2.0,
+               payload_bps: float, duration_s: float = 10.0, warmup_s: float = STEP_WARMUP_S,
                tcp_congestion_control: str = DEFAULT_TCP_CONGESTION_CONTROL,
                progress: Callable[[str], None] | None = None, queue: QueueSize = DEFAULT_QUEUE,
                repeats: int = 1) -> LinkProbe:
@@ -328,9 +329,20 @@ def probe_link(bandwidth_bps: float, download_bytes: int, upload_bytes: int, com
             point = probe_point(bandwidth_bps, download_bytes, upload_bytes, n, duration_s, warmup_s, compute_s,
                                 tcp_congestion_control, queue)
             which = f", run {run + 1} of {repeats}" if repeats > 1 else ""
-            say(f"  link probe, {n} worker(s){which}: {point.steps_per_second:.3f} steps/s; link busy "
-                f"{point.down_busy:.0%} down, {point.up_busy:.0%} up")
+            say_point(say, point, which)
             points.append(point)
+    return link_probe_of_points(bandwidth_bps, download_bytes, upload_bytes, compute_s, tcp_congestion_control,
+                                points, payload_bps)
+
+
+def say_point(say: Callable[[str], None], point: ProbePoint, which: str = "") -> None:
+    say(f"  link probe, {point.workers} worker(s){which}: {point.steps_per_second:.3f} steps/s; link busy "
+        f"{point.down_busy:.0%} down, {point.up_busy:.0%} up")
+
+
+def link_probe_of_points(bandwidth_bps: float, download_bytes: int, upload_bytes: int, compute_s: float,
+                         tcp_congestion_control: str, points: list[ProbePoint], payload_bps: float) -> LinkProbe:
+    """The probe of these points (on an emulated link or real hosts) with its least-squares fit."""
     fit = fit_link_efficiencies(points, payload_bps)
     return LinkProbe(bandwidth_bps, download_bytes, upload_bytes, compute_s, tcp_congestion_control, points,
                      fit.alone_share, fit.alone_share * fit.contention_efficiency, fit.contention_efficiency,

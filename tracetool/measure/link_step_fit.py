@@ -25,12 +25,24 @@ from replay.engine.link import payload_efficiency_for_mtu
 from replay.link_profile import StepFit
 from tracetool.cluster.topology import QueueSize
 from tracetool.measure.link_calibration import calibrate_link_to_probe, rates_set_contention
-from tracetool.measure.link_probe import probe_link
+from tracetool.measure.link_probe import STEP_WARMUP_S, ProbePoint, link_probe_of_points, probe_point, say_point
 
 REFERENCE_TRANSFERS_S = (0.25, 0.8)  # each direction's transfer alone at the payload rate, one step each
 REFERENCE_COMPUTE_S = 0.012
 STEP_FIT_WORKERS = (1, 2, 3, 4)
 MTU = 1500
+
+# Runs the reference step on this many workers at once for a window of seconds (after a warm-up)
+# and reads the link's activity: (workers, download bytes, upload bytes, compute s, window s).
+StepProber = Callable[[int, int, int, float, float], ProbePoint]
+
+
+def emulated_step_prober(bandwidth_bps: float, queue: QueueSize, tcp_congestion_control: str) -> StepProber:
+    """Each worker count on a fresh shaped topology of this machine (``link_probe.probe_point``)."""
+    def probe(workers: int, download: int, upload: int, compute_s: float, window_s: float) -> ProbePoint:
+        return probe_point(bandwidth_bps, download, upload, workers, window_s, STEP_WARMUP_S, compute_s,
+                           tcp_congestion_control, queue)
+    return probe
 
 
 def reference_step(bandwidth_bps: float, transfer_s: float = REFERENCE_TRANSFERS_S[0]) -> tuple[int, int, float]:
@@ -40,33 +52,37 @@ def reference_step(bandwidth_bps: float, transfer_s: float = REFERENCE_TRANSFERS
     return size, size, REFERENCE_COMPUTE_S
 
 
-def fit_reference_steps(bandwidth_bps: float, latency_s: float, queue: QueueSize, tcp_congestion_control: str,
-                        progress: Callable[[str], None] | None = None,
+def fit_reference_steps(bandwidth_bps: float, latency_s: float, queue_s: float | None, probe: StepProber,
+                        tcp_congestion_control: str, progress: Callable[[str], None] | None = None,
+                        workers: tuple[int, ...] = STEP_FIT_WORKERS,
                         transfers_s: tuple[float, ...] = REFERENCE_TRANSFERS_S) -> tuple[StepFit, ...]:
     """Every reference step's fit, shortest transfers first."""
-    return tuple(fit_reference_step(bandwidth_bps, latency_s, queue, tcp_congestion_control, progress,
-                                    transfer_s=transfer_s) for transfer_s in sorted(transfers_s))
+    return tuple(fit_reference_step(bandwidth_bps, latency_s, queue_s, probe, tcp_congestion_control, progress,
+                                    workers, transfer_s) for transfer_s in sorted(transfers_s))
 
 
-def fit_reference_step(bandwidth_bps: float, latency_s: float, queue: QueueSize, tcp_congestion_control: str,
-                       progress: Callable[[str], None] | None = None, repeats: int = 1,
+def fit_reference_step(bandwidth_bps: float, latency_s: float, queue_s: float | None, probe: StepProber,
+                       tcp_congestion_control: str, progress: Callable[[str], None] | None = None,
                        workers: tuple[int, ...] = STEP_FIT_WORKERS,
                        transfer_s: float = REFERENCE_TRANSFERS_S[0]) -> StepFit:
-    """Probe one reference step on the emulated link (fresh topologies, one per worker count and
-    run) and fit the replay's efficiencies to it; ``latency_s`` is the profile's."""
+    """Probe one reference step at each worker count and fit the replay's efficiencies to it;
+    ``latency_s`` is the profile's, ``queue_s`` the link's buffer (None where unknown), which
+    decides whether the rates set the contention efficiency (``rates_set_contention``)."""
     from tracetool.measure.validate import probe_window_s
 
     say = progress or (lambda text: None)
     download, upload, compute_s = reference_step(bandwidth_bps, transfer_s)
     payload_bps = bandwidth_bps * payload_efficiency_for_mtu(MTU)
-    alone_step_s = 2 * transfer_s + compute_s
+    window_s = probe_window_s(max(workers), 2 * transfer_s + compute_s)
     say(f"  reference step: {download:,} B down, {upload:,} B up, {compute_s * 1e3:.0f} ms compute, "
         f"{', '.join(map(str, workers))} worker(s)")
-    probe = probe_link(bandwidth_bps, download, upload, compute_s, list(workers), payload_bps,
-                       duration_s=probe_window_s(max(workers), alone_step_s),
-                       tcp_congestion_control=tcp_congestion_control, progress=say, queue=queue, repeats=repeats)
-    fit = calibrate_link_to_probe(probe.to_json_dict(), latency_s,
-                                  replay_contention=rates_set_contention(queue.delay_s(bandwidth_bps)))
+    points = []
+    for n in workers:
+        points.append(probe(n, download, upload, compute_s, window_s))
+        say_point(say, points[-1])
+    probed = link_probe_of_points(bandwidth_bps, download, upload, compute_s, tcp_congestion_control, points,
+                                  payload_bps)
+    fit = calibrate_link_to_probe(probed.to_json_dict(), latency_s, replay_contention=rates_set_contention(queue_s))
     say(f"  replayed reference step: contention efficiency {fit.contention_efficiency:.3f} ({fit.contention_source}); "
         f"under the other direction's load downloads keep {fit.download_reverse_efficiency:.0%}, uploads "
         f"{fit.upload_reverse_efficiency:.0%}")

@@ -15,10 +15,13 @@ What the replay must know of a network and a one-worker profile cannot show (``r
    both delivered together (``contention_efficiency``). Short (0.1 s) and long (0.5 s) transfers,
    since a joiner's slow start matters less the longer the transfer lasts.
 
+4. **Reference steps** (``link_step_fit``): one to four workers stepping over the link, whose
+   replayed fits give the replay's contention and reverse efficiencies.
+
 Runs on the emulated link of ``tracetool measure`` (one namespace per task, tbf both ways, the
 same queue and congestion control; its processes and namespaces end with the call), or on the
-hosts of a real cluster (``probe_hosts``): the PS host serves, worker 1 follows plans it
-fetches from the PS, worker 0 orchestrates and writes the profile. Times are on the PS's clock,
+hosts of a real cluster (``probe_hosts``): the PS host serves, workers 1 to 3 follow plans they
+fetch from the PS, worker 0 orchestrates and writes the profile. Times are on the PS's clock,
 which every client estimates its offset to.
 """
 
@@ -29,7 +32,7 @@ import statistics
 import subprocess
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from replay.engine.link import payload_efficiency_for_mtu
@@ -45,6 +48,7 @@ from tracetool.cluster.topology import (
 )
 from tracetool.errors import ToolError
 from tracetool.measure import probe_agent
+from tracetool.measure.link_probe import STEP_WARMUP_S, ProbePoint, summarize_spans
 
 PORT = 5002
 LEAD_S = 0.5  # plans start this long after they are made: time for the clients to start and connect
@@ -54,6 +58,7 @@ SHORT_TRANSFER_S = 0.1
 LONG_TRANSFER_S = 0.5
 DEFAULT_TRIALS = 8
 MTU = 1500
+MAX_STEP_WORKERS = 4  # the reference steps run one to this many workers
 
 
 @dataclass(frozen=True)
@@ -144,15 +149,15 @@ class _ProbeCluster:
 
 
 class _HostsProbeCluster:
-    """Worker 0 of a real cluster orchestrating: its own client runs here, worker 1's plans and
-    results pass through the PS server's mailbox."""
+    """Worker 0 of a real cluster orchestrating: its own client runs here, the other workers'
+    plans and results pass through the PS server's mailbox."""
 
     lead_s = 1.0
 
-    def __init__(self, address: str, port: int) -> None:
+    def __init__(self, address: str, port: int, workers: int) -> None:
         self.address, self.port = address, port
         self.link = probe_agent.ServerLink(address, port, timeout_s=120.0)
-        self.sequence = {1: 0}  # per worker: the plans it has been given
+        self.sequence = dict.fromkeys(range(1, workers), 0)  # per following worker: the plans it has been given
 
     def now(self) -> float:
         return self.link.now()
@@ -167,8 +172,18 @@ class _HostsProbeCluster:
             self.sequence[worker] += 1
         return results
 
+    def probe_step(self, workers: int, download: int, upload: int, compute_s: float, window_s: float) -> ProbePoint:
+        """Workers 0 to ``workers - 1`` step together for the window (a ``link_step_fit.StepProber``)."""
+        t0 = self.now() + self.lead_s
+        plan = [{"op": "steps", "download": download, "upload": upload, "compute": compute_s, "at": t0,
+                 "warm_until": t0 + STEP_WARMUP_S, "until": t0 + STEP_WARMUP_S + window_s}]
+        results = self.run(dict.fromkeys(range(workers), plan))
+        return summarize_spans([[tuple(span) for span in results[worker][0]["spans"]] for worker in range(workers)],
+                               download, upload)
+
     def close(self) -> None:
-        self.link.put(f"plan-{self.sequence[1]}-1", json.dumps("stop"))
+        for worker, sequence in self.sequence.items():
+            self.link.put(f"plan-{sequence}-{worker}", json.dumps("stop"))
         self.link.quit()
         self.link.close()
 
@@ -289,13 +304,13 @@ def probe_network(bandwidth_bps: float, queue: QueueSize = DEFAULT_QUEUE,
     profile = LinkProfile(down, up, rtt, environment)
     if not step_fit:
         return profile
-    from dataclasses import replace
+    from tracetool.measure.link_step_fit import STEP_FIT_WORKERS, emulated_step_prober, fit_reference_steps
 
-    from tracetool.measure.link_step_fit import fit_reference_steps
-
-    say("probing reference steps of one to four workers")
-    return replace(profile, step_fits=fit_reference_steps(bandwidth_bps, profile.latency_s, queue,
-                                                          tcp_congestion_control, progress=say))
+    say(f"probing reference steps of 1 to {max(STEP_FIT_WORKERS)} workers")
+    prober = emulated_step_prober(bandwidth_bps, queue, tcp_congestion_control)
+    fits = fit_reference_steps(bandwidth_bps, profile.latency_s, queue.delay_s(bandwidth_bps), prober,
+                               tcp_congestion_control, progress=say)
+    return replace(profile, step_fits=fits)
 
 
 def _split_address(text: str) -> tuple[str, int]:
@@ -305,14 +320,26 @@ def _split_address(text: str) -> tuple[str, int]:
     return host.strip("[]"), int(port)
 
 
-def probe_hosts(cluster: dict[str, list[str]], job: str, task_index: int, trials: int = DEFAULT_TRIALS,
-                progress: Callable[[str], None] | None = None) -> LinkProfile | None:
-    """This host's part of probing a real cluster's PS link: the PS serves on its cluster address
-    until the probe ends; worker 1 follows plans; worker 0 orchestrates and returns the profile."""
-    _check_trials(trials)
-    say = progress or (lambda text: None)
+def probing_workers(cluster: dict[str, list[str]]) -> int:
+    """How many of the cluster's workers the probe uses: the first four (the reference steps run
+    one to four workers), at least two (the join trials)."""
     if len(cluster.get("worker", [])) < 2 or len(cluster.get("ps", [])) < 1:
         raise ToolError("probing real hosts needs a PS and two workers in the cluster file")
+    return min(MAX_STEP_WORKERS, len(cluster["worker"]))
+
+
+def probe_hosts(cluster: dict[str, list[str]], job: str, task_index: int, trials: int = DEFAULT_TRIALS,
+                progress: Callable[[str], None] | None = None, step_fit: bool = True) -> LinkProfile | None:
+    """This host's part of probing a real cluster's PS link: the PS serves on its cluster address
+    until the probe ends; workers 1 to 3 follow plans; worker 0 orchestrates and returns the
+    profile, with ``step_fit`` fitted to reference steps of one to as many workers as it uses.
+
+    A real link's buffer is unknown, so the contention efficiency stays the least-squares one
+    (``rates_set_contention``): the standing queue the probe measures does not tell the buffer
+    (BBR keeps a 100 ms buffer's at 3-10 ms, and CUBIC's behind tbf's 5 ms queue read 6-45 ms)."""
+    _check_trials(trials)
+    say = progress or (lambda text: None)
+    workers = probing_workers(cluster)
     address, port = _split_address(cluster["ps"][0])
     if job == "ps":
         say(f"probe server at {cluster['ps'][0]}; it ends when worker 0 has finished")
@@ -321,26 +348,34 @@ def probe_hosts(cluster: dict[str, list[str]], job: str, task_index: int, trials
         except OSError as exc:
             raise ToolError(f"the probe server cannot listen on port {port}: {exc.strerror}") from None
         return None
-    if task_index == 1:
-        say(f"worker 1 following the probe's plans from {cluster['ps'][0]}")
-        probe_agent.follow_plans(address, port, 1)
+    if 1 <= task_index < workers:
+        say(f"worker {task_index} following the probe's plans from {cluster['ps'][0]}")
+        probe_agent.follow_plans(address, port, task_index)
         return None
     if task_index != 0:
-        raise ToolError(f"the probe uses workers 0 and 1; worker {task_index} has nothing to do")
+        raise ToolError(f"the probe uses workers 0 to {workers - 1}; worker {task_index} has nothing to do")
     try:
-        hosts = _HostsProbeCluster(address, port)
+        hosts = _HostsProbeCluster(address, port, workers)
     except OSError as exc:
         raise ToolError(f"cannot reach the probe server at {cluster['ps'][0]}: {exc}") from None
+    congestion_control = _local_congestion_control()
+    environment = {"kind": "hosts", "cluster": cluster, "tcp_congestion_control": congestion_control,
+                   "created_at": _created_at()}
     try:
         say(f"probing the PS link of {cluster['ps'][0]}: sizing transfers")
         guess = _guess_rate(hosts)
         say("  bulk rates")
-        down, up, rtt = _measure(hosts, guess, trials, say)
+        profile = LinkProfile(*_measure(hosts, guess, trials, say), environment)
+        if step_fit:
+            from tracetool.measure.link_step_fit import fit_reference_steps
+
+            say(f"probing reference steps of 1 to {workers} workers")
+            profile = replace(profile, step_fits=fit_reference_steps(
+                profile.line_rate_bps, profile.latency_s, None, hosts.probe_step, congestion_control,
+                progress=say, workers=tuple(range(1, workers + 1))))
     finally:
         hosts.close()
-    environment = {"kind": "hosts", "cluster": cluster, "tcp_congestion_control": _local_congestion_control(),
-                   "created_at": _created_at()}
-    return LinkProfile(down, up, rtt, environment)
+    return profile
 
 
 def _local_congestion_control() -> str:

@@ -10,7 +10,8 @@ clock. ``PUT key n`` + n bytes and ``GET key`` make it a mailbox through which t
 real cluster pass plans and results; ``QUIT`` ends it.
 
 The client keeps one connection, as a TensorFlow worker keeps one gRPC channel, runs its plan's
-actions in order, each at its ``at`` time when given, and returns what it saw. Times in plans
+actions in order (a download, an upload, pings, or training steps for a while), each at its
+``at`` time when given, and returns what it saw. Times in plans
 and results are on the *server's* clock: the client estimates its offset from the round trip of
 ``T`` requests (the one with the shortest round trip, as NTP does), so clients on different
 hosts line up their actions. Stdlib only: it starts in a blink.
@@ -208,6 +209,22 @@ def _pings(conn: socket.socket, count: int, interval_s: float) -> dict[str, list
     return {"rtts": rtts, "times": times}
 
 
+def _steps(conn: socket.socket, action: dict[str, Any], offset_s: float) -> dict[str, list[list[float]]]:
+    """Training steps until ``until``: download, compute (a sleep), upload and its acknowledgement,
+    as ``link_probe``'s workers step on the emulated link; the spans (request, download done,
+    upload start, upload acknowledged) of the steps begun after ``warm_until``, on this host's clock."""
+    download, upload, compute_s = int(action["download"]), int(action["upload"]), float(action["compute"])
+    warm_until, until = float(action["warm_until"]) - offset_s, float(action["until"]) - offset_s
+    spans = []
+    while time.monotonic() < until:
+        down = _download(conn, download)
+        time.sleep(compute_s)
+        up = _upload(conn, upload)
+        if down["start"] >= warm_until:
+            spans.append([down["start"], down["end"], up["start"], up["end"]])
+    return {"spans": spans}
+
+
 def run(address: str, port: int, plan: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Run a plan whose ``at`` times are on the server's clock; report times on that clock too."""
     link = ServerLink(address, port)
@@ -231,6 +248,8 @@ def _run_plan(link: ServerLink, plan: list[dict[str, Any]]) -> list[dict[str, An
             results.append(_upload(conn, int(action["bytes"])))
         elif op == "ping":
             results.append(_pings(conn, int(action["count"]), float(action.get("interval", 0.02))))
+        elif op == "steps":
+            results.append(_steps(conn, action, offset))
         else:
             raise ValueError(f"unknown probe action {op!r}")
     for result in results:
@@ -239,6 +258,8 @@ def _run_plan(link: ServerLink, plan: list[dict[str, Any]]) -> list[dict[str, An
                 result[key] += offset
         if "times" in result:
             result["times"] = [t + offset for t in result["times"]]
+        if "spans" in result:
+            result["spans"] = [[t + offset for t in span] for span in result["spans"]]
     return results
 
 

@@ -1,0 +1,68 @@
+"""The probe's two ends on loopback: a real server thread and a client running plans against it."""
+
+from __future__ import annotations
+
+import socket
+import threading
+from collections.abc import Iterator
+
+import pytest
+
+from tracetool.measure import probe_agent
+from tracetool.measure.link_probe import summarize_spans
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.fixture
+def server() -> Iterator[int]:
+    """A probe server on loopback until the test ends it with QUIT."""
+    port = _free_port()
+    thread = threading.Thread(target=probe_agent.serve, args=(port, "127.0.0.1"), daemon=True)
+    thread.start()
+    yield port
+    link = probe_agent.ServerLink("127.0.0.1", port)
+    link.quit()
+    link.close()
+    thread.join(timeout=5)
+    assert not thread.is_alive()
+
+
+def test_a_plan_of_steps_records_each_step_after_the_warm_up_on_the_servers_clock(server: int):
+    """Steps of 200 kB each way with 20 ms of compute for 0.3 s of warm-up and 0.6 s of window:
+    every recorded step began after the warm-up, its download ends before its compute, its upload
+    starts 20 ms later, and the spans read as a probe point of one worker."""
+    link = probe_agent.ServerLink("127.0.0.1", server)
+    t0 = link.now() + 0.1
+    link.close()
+    plan = [{"op": "steps", "download": 200_000, "upload": 200_000, "compute": 0.02, "at": t0,
+             "warm_until": t0 + 0.3, "until": t0 + 0.9}]
+    result = probe_agent.run("127.0.0.1", server, plan)
+    spans = result[0]["spans"]
+    assert len(spans) >= 5  # about 20 ms a step on loopback
+    for start, downloaded, upload_start, acknowledged in spans:
+        assert t0 + 0.3 <= start < downloaded < upload_start < acknowledged
+        assert upload_start - downloaded >= 0.02
+        assert start < t0 + 0.9
+    assert all(later[0] >= earlier[3] for earlier, later in zip(spans, spans[1:], strict=False))
+    point = summarize_spans([[tuple(span) for span in spans]], 200_000, 200_000)
+    assert point.workers == 1 and point.steps_per_second > 10
+    assert point.down_contended_s == 0.0 and point.up_contended_s == 0.0
+
+
+def test_a_plan_of_transfers_and_pings(server: int):
+    result = probe_agent.run("127.0.0.1", server, [{"op": "down", "bytes": 3_000_000}, {"op": "up", "bytes": 1_000},
+                                                   {"op": "ping", "count": 3, "interval": 0.0}])
+    down, up, pings = result
+    assert down["start"] <= down["first"] <= down["end"]
+    assert up["start"] <= up["end"]
+    assert len(pings["rtts"]) == 3 and all(rtt > 0 for rtt in pings["rtts"])
+
+
+def test_an_unknown_action_is_refused(server: int):
+    with pytest.raises(ValueError, match="unknown probe action 'jump'"):
+        probe_agent.run("127.0.0.1", server, [{"op": "jump"}])
