@@ -87,6 +87,8 @@ class StepFit:
     upload_bytes: int
     compute_s: float
     transfer_s: float  # each direction's transfer alone at the payload rate
+    # every probe run's (workers, steps per second): how far runs of one worker count spread
+    runs: tuple[tuple[int, float], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -149,7 +151,7 @@ class LinkProfile:
 
     def to_json_dict(self) -> dict[str, Any]:
         return {"schema": SCHEMA_NAME, "schema_version": SCHEMA_VERSION, **asdict(self),
-                "step_fits": [asdict(fit) for fit in self.step_fits],
+                "step_fits": [{**asdict(fit), "runs": [list(run) for run in fit.runs]} for fit in self.step_fits],
                 "derived": {"line_rate_bps": self.line_rate_bps, "latency_s": self.latency_s,
                             **{k: (None if math.isinf(v) else v) for k, v in self.sharing_parameters().items()}}}
 
@@ -226,7 +228,20 @@ def _step_fit(raw: dict[str, Any], place: Place) -> StepFit:
                    download_bytes=int(number_field(raw, "download_bytes", place, maximum=1e12)),
                    upload_bytes=int(number_field(raw, "upload_bytes", place, maximum=1e12)),
                    compute_s=number_field(raw, "compute_s", place, maximum=3600.0),
-                   transfer_s=_positive(number_field(raw, "transfer_s", place, maximum=3600.0), "transfer_s", place))
+                   transfer_s=_positive(number_field(raw, "transfer_s", place, maximum=3600.0), "transfer_s", place),
+                   runs=_runs(raw.get("runs", []), place))
+
+
+def _runs(raw: Any, place: Place) -> tuple[tuple[int, float], ...]:
+    if not isinstance(raw, list) or not all(isinstance(run, list) and len(run) == 2 for run in raw):
+        raise place.refuse("runs", "is not a list of [workers, steps per second] pairs")
+    try:
+        runs = tuple((int(workers), float(rate)) for workers, rate in raw)
+    except (TypeError, ValueError):
+        raise place.refuse("runs", "is not a list of [workers, steps per second] pairs") from None
+    if any(workers < 1 or not 0.0 <= rate < math.inf for workers, rate in runs):
+        raise place.refuse("runs", "holds a worker count below 1 or a rate that is not a finite number")
+    return runs
 
 
 def _positive(value: float, key: str, place: Place) -> float:

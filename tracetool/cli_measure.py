@@ -162,7 +162,7 @@ def cmd_probe(args: argparse.Namespace) -> int:
             raise ToolError("--bandwidth, --queue and --tcp-congestion-control shape the emulated link; "
                             "real hosts are probed as they are")
         profile = probe_hosts(load_cluster_file(Path(args.cluster)), args.job, args.task_index, args.trials, say,
-                              step_fit=not args.no_step_fit)
+                              step_fit=not args.no_step_fit, step_repeats=args.step_repeats)
         if profile is None:
             return 0
     else:
@@ -172,7 +172,7 @@ def cmd_probe(args: argparse.Namespace) -> int:
         queue = parse_queue(args.queue)
         tcp_settings.check_tcp_congestion_control(args.tcp_congestion_control)
         profile = probe_network(bandwidth_bps, queue, args.tcp_congestion_control, args.trials, progress=say,
-                                step_fit=not args.no_step_fit)
+                                step_fit=not args.no_step_fit, step_repeats=args.step_repeats)
     assert out is not None
     write_json_atomically(out, profile.to_json_dict())
     sharing = profile.sharing_parameters()
@@ -208,6 +208,9 @@ def add_probe_command(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--no-step-fit", action="store_true",
                    help="skip the two reference steps of one to four workers (about 3 minutes) whose replayed fits "
                         "give the profile's contention and reverse efficiencies")
+    p.add_argument("--step-repeats", type=int, default=1,
+                   help="probe runs of each reference step per worker count (default 1); two or three average out "
+                        "the runs' spread, which the profile records, at that many times the minutes")
     p.add_argument("--out", default="", help="link profile JSON to write (with --cluster: on worker 0)")
     p.add_argument("--cluster", default="", help="JSON file {\"ps\": [\"host:port\"], \"worker\": [...]} of real "
                    "hosts; run the command on the PS and on workers 0 to 3 (all the file lists, if fewer) with "

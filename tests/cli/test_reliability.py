@@ -415,6 +415,7 @@ def test_bad_queue_is_refused_before_anything_starts(tmp_path: Path, argv: list[
     (["--bandwidth", "fast"], ("bad bandwidth",)),
     (["--bandwidth", "100mbit", "--queue", "deep"], ("bad queue",)),
     (["--bandwidth", "100mbit", "--trials", "0"], ("--trials",)),
+    (["--bandwidth", "100mbit", "--step-repeats", "0"], ("--step-repeats must be between 1 and 10, got 0",)),
     (["--bandwidth", "100mbit", "--tcp-congestion-control", "no-such-cc"], ("no-such-cc",)),
     (["--cluster", "c.json"], ("--job",)),
     (["--cluster", "c.json", "--job", "worker", "--bandwidth", "100mbit"], ("real hosts are probed as they are",)),

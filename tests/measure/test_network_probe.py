@@ -94,7 +94,7 @@ def test_the_profile_gives_the_replay_its_link_and_sharing_law():
 
 
 # two reference steps whose transfers take 2 and 8 ms: the conftest graph's 50 kB take 4.18 ms at 100mbit
-SHORT_FIT = StepFit(0.72, 0.69, 0.86, "probe rates", 25_000, 25_000, 0.012, 0.002)
+SHORT_FIT = StepFit(0.72, 0.69, 0.86, "probe rates", 25_000, 25_000, 0.012, 0.002, ((1, 40.0), (2, 61.5)))
 LONG_FIT = StepFit(0.80, 0.85, 0.90, "probe rates", 100_000, 100_000, 0.012, 0.008)
 
 
@@ -129,7 +129,7 @@ def test_step_fits_give_the_link_efficiencies_by_transfer_time_and_leave_the_sha
 def test_a_profile_with_one_step_fit_from_before_there_were_two_still_reads():
     """Its transfer time comes from its bytes at the download payload rate."""
     data = _profile().to_json_dict()
-    data["step_fit"] = {key: value for key, value in SHORT_FIT.__dict__.items() if key != "transfer_s"}
+    data["step_fit"] = {key: value for key, value in SHORT_FIT.__dict__.items() if key not in ("transfer_s", "runs")}
     del data["step_fits"]
     profile = link_profile_from_json(data, "link.json")
     assert len(profile.step_fits) == 1
@@ -149,6 +149,9 @@ def test_a_profile_with_one_step_fit_from_before_there_were_two_still_reads():
     (_fitted_profile, lambda d: d["step_fits"][0].pop("download_reverse_efficiency"), "download_reverse_efficiency"),
     (_fitted_profile, lambda d: d["step_fits"][1].update(transfer_s=0.0), r"step_fits\[1\] field 'transfer_s' is 0"),
     (_fitted_profile, lambda d: d["step_fits"].reverse(), "increasing transfer time"),
+    (_fitted_profile, lambda d: d["step_fits"][0].update(runs=[[1, 40.0, 3]]), "runs' is not a list of"),
+    (_fitted_profile, lambda d: d["step_fits"][0].update(runs=[[0, 40.0]]), "worker count below 1"),
+    (_fitted_profile, lambda d: d["step_fits"][0].update(runs=[["one", 40.0]]), "runs' is not a list of"),
     (_fitted_profile, lambda d: d.update(step_fits={"a": 0.7}), "step_fits"),
     (_fitted_profile, lambda d: d.update(step_fit=[0.7]), "step_fit"),
 ])

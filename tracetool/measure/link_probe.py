@@ -298,10 +298,10 @@ def fit_link_efficiencies(points: list[ProbePoint], payload_bps: float) -> LinkE
     return LinkEfficiencies(e1, efficiency, r_down, r_up)
 
 
-def check_probe_repeats(repeats: int) -> None:
+def check_probe_repeats(repeats: int, option: str = "--probe-repeats") -> None:
     """Refuse a number of probe runs per worker count outside [1, MAX_PROBE_REPEATS]."""
     if not 1 <= repeats <= MAX_PROBE_REPEATS:
-        raise ToolError(f"--probe-repeats must be between 1 and {MAX_PROBE_REPEATS}, got {repeats}")
+        raise ToolError(f"{option} must be between 1 and {MAX_PROBE_REPEATS}, got {repeats}")
 
 
 def probe_link(bandwidth_bps: float, download_bytes: int, upload_bytes: int, compute_s: float, workers: list[int],

@@ -55,19 +55,21 @@ def reference_step(bandwidth_bps: float, transfer_s: float = REFERENCE_TRANSFERS
 def fit_reference_steps(bandwidth_bps: float, latency_s: float, queue_s: float | None, probe: StepProber,
                         tcp_congestion_control: str, progress: Callable[[str], None] | None = None,
                         workers: tuple[int, ...] = STEP_FIT_WORKERS,
-                        transfers_s: tuple[float, ...] = REFERENCE_TRANSFERS_S) -> tuple[StepFit, ...]:
+                        transfers_s: tuple[float, ...] = REFERENCE_TRANSFERS_S, repeats: int = 1,
+                        ) -> tuple[StepFit, ...]:
     """Every reference step's fit, shortest transfers first."""
     return tuple(fit_reference_step(bandwidth_bps, latency_s, queue_s, probe, tcp_congestion_control, progress,
-                                    workers, transfer_s) for transfer_s in sorted(transfers_s))
+                                    workers, transfer_s, repeats) for transfer_s in sorted(transfers_s))
 
 
 def fit_reference_step(bandwidth_bps: float, latency_s: float, queue_s: float | None, probe: StepProber,
                        tcp_congestion_control: str, progress: Callable[[str], None] | None = None,
                        workers: tuple[int, ...] = STEP_FIT_WORKERS,
-                       transfer_s: float = REFERENCE_TRANSFERS_S[0]) -> StepFit:
-    """Probe one reference step at each worker count and fit the replay's efficiencies to it;
-    ``latency_s`` is the profile's, ``queue_s`` the link's buffer (None where unknown), which
-    decides whether the rates set the contention efficiency (``rates_set_contention``)."""
+                       transfer_s: float = REFERENCE_TRANSFERS_S[0], repeats: int = 1) -> StepFit:
+    """Probe one reference step ``repeats`` times at each worker count and fit the replay's
+    efficiencies to every run (the fit takes each worker count's mean rate); ``latency_s`` is
+    the profile's, ``queue_s`` the link's buffer (None where unknown), which decides whether the
+    rates set the contention efficiency (``rates_set_contention``)."""
     from tracetool.measure.validate import probe_window_s
 
     say = progress or (lambda text: None)
@@ -78,8 +80,9 @@ def fit_reference_step(bandwidth_bps: float, latency_s: float, queue_s: float | 
         f"{', '.join(map(str, workers))} worker(s)")
     points = []
     for n in workers:
-        points.append(probe(n, download, upload, compute_s, window_s))
-        say_point(say, points[-1])
+        for run in range(repeats):
+            points.append(probe(n, download, upload, compute_s, window_s))
+            say_point(say, points[-1], f", run {run + 1} of {repeats}" if repeats > 1 else "")
     probed = link_probe_of_points(bandwidth_bps, download, upload, compute_s, tcp_congestion_control, points,
                                   payload_bps)
     fit = calibrate_link_to_probe(probed.to_json_dict(), latency_s, replay_contention=rates_set_contention(queue_s))
@@ -87,4 +90,5 @@ def fit_reference_step(bandwidth_bps: float, latency_s: float, queue_s: float | 
         f"under the other direction's load downloads keep {fit.download_reverse_efficiency:.0%}, uploads "
         f"{fit.upload_reverse_efficiency:.0%}")
     return StepFit(fit.contention_efficiency, fit.download_reverse_efficiency, fit.upload_reverse_efficiency,
-                   fit.contention_source, download, upload, compute_s, transfer_s)
+                   fit.contention_source, download, upload, compute_s, transfer_s,
+                   tuple((point.workers, point.steps_per_second) for point in points))

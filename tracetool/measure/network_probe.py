@@ -48,7 +48,7 @@ from tracetool.cluster.topology import (
 )
 from tracetool.errors import ToolError
 from tracetool.measure import probe_agent
-from tracetool.measure.link_probe import STEP_WARMUP_S, ProbePoint, summarize_spans
+from tracetool.measure.link_probe import STEP_WARMUP_S, ProbePoint, check_probe_repeats, summarize_spans
 
 PORT = 5002
 LEAD_S = 0.5  # plans start this long after they are made: time for the clients to start and connect
@@ -58,6 +58,7 @@ SHORT_TRANSFER_S = 0.1
 LONG_TRANSFER_S = 0.5
 DEFAULT_TRIALS = 8
 MTU = 1500
+DEFAULT_STEP_REPEATS = 1  # probe runs per reference step and worker count
 MAX_STEP_WORKERS = 4  # the reference steps run one to this many workers
 
 
@@ -280,10 +281,12 @@ def _created_at() -> str:
 
 def probe_network(bandwidth_bps: float, queue: QueueSize = DEFAULT_QUEUE,
                   tcp_congestion_control: str = DEFAULT_TCP_CONGESTION_CONTROL, trials: int = DEFAULT_TRIALS,
-                  progress: Callable[[str], None] | None = None, step_fit: bool = True) -> LinkProfile:
+                  progress: Callable[[str], None] | None = None, step_fit: bool = True,
+                  step_repeats: int = DEFAULT_STEP_REPEATS) -> LinkProfile:
     """Probe the emulated PS link of this machine; with ``step_fit`` also the reference steps of
     one to four workers, whose replayed fits give the profile's link efficiencies (``link_step_fit``)."""
     _check_trials(trials)
+    check_probe_repeats(step_repeats, "--step-repeats")
     say = progress or (lambda text: None)
     guess = bandwidth_bps * payload_efficiency_for_mtu(MTU) / 8
     timeout_s = 120.0 + 4 * trials * (2.5 * LONG_TRANSFER_S + 0.4)
@@ -309,7 +312,7 @@ def probe_network(bandwidth_bps: float, queue: QueueSize = DEFAULT_QUEUE,
     say(f"probing reference steps of 1 to {max(STEP_FIT_WORKERS)} workers")
     prober = emulated_step_prober(bandwidth_bps, queue, tcp_congestion_control)
     fits = fit_reference_steps(bandwidth_bps, profile.latency_s, queue.delay_s(bandwidth_bps), prober,
-                               tcp_congestion_control, progress=say)
+                               tcp_congestion_control, progress=say, repeats=step_repeats)
     return replace(profile, step_fits=fits)
 
 
@@ -329,7 +332,8 @@ def probing_workers(cluster: dict[str, list[str]]) -> int:
 
 
 def probe_hosts(cluster: dict[str, list[str]], job: str, task_index: int, trials: int = DEFAULT_TRIALS,
-                progress: Callable[[str], None] | None = None, step_fit: bool = True) -> LinkProfile | None:
+                progress: Callable[[str], None] | None = None, step_fit: bool = True,
+                step_repeats: int = DEFAULT_STEP_REPEATS) -> LinkProfile | None:
     """This host's part of probing a real cluster's PS link: the PS serves on its cluster address
     until the probe ends; workers 1 to 3 follow plans; worker 0 orchestrates and returns the
     profile, with ``step_fit`` fitted to reference steps of one to as many workers as it uses.
@@ -338,6 +342,7 @@ def probe_hosts(cluster: dict[str, list[str]], job: str, task_index: int, trials
     (``rates_set_contention``): the standing queue the probe measures does not tell the buffer
     (BBR keeps a 100 ms buffer's at 3-10 ms, and CUBIC's behind tbf's 5 ms queue read 6-45 ms)."""
     _check_trials(trials)
+    check_probe_repeats(step_repeats, "--step-repeats")
     say = progress or (lambda text: None)
     workers = probing_workers(cluster)
     address, port = _split_address(cluster["ps"][0])
@@ -372,7 +377,7 @@ def probe_hosts(cluster: dict[str, list[str]], job: str, task_index: int, trials
             say(f"probing reference steps of 1 to {workers} workers")
             profile = replace(profile, step_fits=fit_reference_steps(
                 profile.line_rate_bps, profile.latency_s, None, hosts.probe_step, congestion_control,
-                progress=say, workers=tuple(range(1, workers + 1))))
+                progress=say, workers=tuple(range(1, workers + 1)), repeats=step_repeats))
     finally:
         hosts.close()
     return profile
