@@ -8,16 +8,16 @@ incumbents (``overtake``, at most, and ``overtake_time_s / T`` for transfers of 
 Which values hold is a property of the network (its queue, its congestion control), so they are
 measured on it rather than fitted to one environment (docs/network-probe.md).
 
-A profile of an emulated link also holds ``step_fits``: the contention and reverse efficiencies
-that make the replay of a reference step (``tracetool.measure.link_step_fit``) meet that step
-probed over the link by one to four workers, for reference steps of two transfer times. Where
-they are present the replay takes its link efficiencies from them, interpolated by the
-logarithm of the model's own transfer time (``LinkProfile.efficiencies``), and keeps the default
-seniority and overtake law: fitted per model by validate, those efficiencies are a property of
-the network rather than of the model (each point predicted with the median of the other models'
-fits lost nothing behind BBR and the 5 ms queue, docs/network-probe.md), except that behind a
-deep buffer a short transfer loses more to the other direction's load than a long one; the
-join trials' seniority and overtakes predicted deep buffers 20-50% fast.
+A profile also holds ``step_fits``: the contention and reverse efficiencies that make the
+replay of a reference step (``tracetool.measure.link_step_fit``) meet that step probed over the
+link by one to four workers; one reference step by default, several with ``tracetool probe
+--reference-steps``. Where they are present the replay takes its link efficiencies from them,
+interpolated by the logarithm of the model's own transfer time between several
+(``LinkProfile.efficiencies``), and keeps the default seniority and overtake law: fitted per
+model by validate, those efficiencies are a property of the network rather than of the model
+(each point predicted with the median of the other models' fits lost nothing behind BBR and the
+5 ms queue, docs/network-probe.md), while the join trials' seniority and overtakes predicted
+deep buffers 20-50% fast.
 
 ``latency_s`` is what a transfer's last byte waits beyond the fluid model: half the idle round
 trip plus the queue a busy direction keeps standing (loss-based TCP fills a drop-tail queue;

@@ -143,6 +143,7 @@ def cmd_probe(args: argparse.Namespace) -> int:
     from tracetool.atomic_files import write_json_atomically
     from tracetool.cluster import tcp_settings
     from tracetool.cluster.topology import parse_bandwidth_bps, parse_queue
+    from tracetool.measure.link_step_fit import parse_reference_steps
     from tracetool.measure.network_probe import probe_hosts, probe_network
     from tracetool.outputs import check_output_file
 
@@ -153,6 +154,7 @@ def cmd_probe(args: argparse.Namespace) -> int:
         raise ToolError("--out is required: the link profile JSON to write")
     if out is not None:
         check_output_file(out)
+    reference_steps = parse_reference_steps(args.reference_steps)
     if args.cluster:
         from tracetool.measure.measurement import load_cluster_file
 
@@ -162,7 +164,8 @@ def cmd_probe(args: argparse.Namespace) -> int:
             raise ToolError("--bandwidth, --queue and --tcp-congestion-control shape the emulated link; "
                             "real hosts are probed as they are")
         profile = probe_hosts(load_cluster_file(Path(args.cluster)), args.job, args.task_index, args.trials, say,
-                              step_fit=not args.no_step_fit, step_repeats=args.step_repeats)
+                              step_fit=not args.no_step_fit, step_repeats=args.step_repeats,
+                              reference_steps_s=reference_steps)
         if profile is None:
             return 0
     else:
@@ -172,7 +175,8 @@ def cmd_probe(args: argparse.Namespace) -> int:
         queue = parse_queue(args.queue)
         tcp_settings.check_tcp_congestion_control(args.tcp_congestion_control)
         profile = probe_network(bandwidth_bps, queue, args.tcp_congestion_control, args.trials, progress=say,
-                                step_fit=not args.no_step_fit, step_repeats=args.step_repeats)
+                                step_fit=not args.no_step_fit, step_repeats=args.step_repeats,
+                                reference_steps_s=reference_steps)
     assert out is not None
     write_json_atomically(out, profile.to_json_dict())
     sharing = profile.sharing_parameters()
@@ -196,8 +200,8 @@ def add_probe_command(sub: argparse._SubParsersAction) -> None:
         description="On an emulated PS link (one namespace per task, tbf both ways, as measure builds it; needs "
                     "root) or on the hosts of a real cluster (--cluster, run on the PS and on workers 0 to 3, or "
                     "all the cluster has if fewer): one connection's bulk rate each way, idle and loaded round trips "
-                    "(the standing queue), join trials of two workers (how a busy direction is shared), and two "
-                    "reference steps of one to four workers (the link's contention and reverse efficiencies). "
+                    "(the standing queue), join trials of two workers (how a busy direction is shared), and a "
+                    "reference step of one to four workers (the link's contention and reverse efficiencies). "
                     "Writes a link profile JSON for replay predict --link-profile (docs/network-probe.md).")
     p.add_argument("--bandwidth", default="", help="the emulated link's rate both ways (tc syntax: 100mbit, 1gbit)")
     p.add_argument("--queue", default="5ms", metavar="TIME|BYTES",
@@ -206,11 +210,14 @@ def add_probe_command(sub: argparse._SubParsersAction) -> None:
                    help="TCP congestion control of the tasks (default cubic)")
     p.add_argument("--trials", type=int, default=8, help="join trials per direction and transfer length (default 8)")
     p.add_argument("--no-step-fit", action="store_true",
-                   help="skip the two reference steps of one to four workers (about 3 minutes) whose replayed fits "
-                        "give the profile's contention and reverse efficiencies")
+                   help="skip the reference step of one to four workers (about 1.5 minutes a run) whose replayed fit "
+                        "gives the profile's contention and reverse efficiencies")
     p.add_argument("--step-repeats", type=int, default=1,
                    help="probe runs of each reference step per worker count (default 1); two or three average out "
                         "the runs' spread, which the profile records, at that many times the minutes")
+    p.add_argument("--reference-steps", default="0.25", metavar="SECONDS[,SECONDS]",
+                   help="transfer time each way of the reference steps (default 0.25); with several the replay "
+                        "interpolates their fits by the model's transfer time (docs/network-probe.md)")
     p.add_argument("--out", default="", help="link profile JSON to write (with --cluster: on worker 0)")
     p.add_argument("--cluster", default="", help="JSON file {\"ps\": [\"host:port\"], \"worker\": [...]} of real "
                    "hosts; run the command on the PS and on workers 0 to 3 (all the file lists, if fewer) with "

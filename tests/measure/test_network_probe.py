@@ -242,9 +242,9 @@ def test_probe_recovers_the_line_rate_and_tells_a_deep_queue_from_a_shallow_one(
 @needs_root
 def test_probe_of_real_hosts_runs_on_each_host_and_ends_by_itself(tmp_path: Path):
     """The --cluster mode on four namespaces standing in for hosts: the PS serves, workers 1 and 2
-    follow, worker 0 orchestrates and writes the profile, with the two reference steps probed by
-    one to three workers; the PS and the followers end when worker 0 is done. A real link's buffer
-    is unknown, so the contention efficiency is the least-squares one."""
+    follow, worker 0 orchestrates and writes the profile, with the reference step probed by one to
+    three workers; the PS and the followers end when worker 0 is done. A real link's buffer is
+    unknown, so the contention efficiency is the least-squares one."""
     import subprocess
     import sys
 
@@ -275,7 +275,8 @@ def test_probe_of_real_hosts_runs_on_each_host_and_ends_by_itself(tmp_path: Path
     for direction in (profile.download, profile.upload):
         assert direction.line_rate_bps == pytest.approx(50e6, rel=0.02)
         assert direction.trials == 4
-    assert [fit.transfer_s for fit in profile.step_fits] == [0.25, 0.8]
+    assert [fit.transfer_s for fit in profile.step_fits] == [0.25]
+    assert sorted(workers for workers, _ in profile.step_fits[0].runs) == [1, 2, 3]
     for fit in profile.step_fits:
         assert fit.contention_source == "least squares"
         assert 8 * fit.download_bytes / profile.download.payload_bps == pytest.approx(fit.transfer_s, rel=0.03)
@@ -312,3 +313,10 @@ def test_the_reference_step_fit_runs_on_a_real_shaped_link():
     assert 0.1 <= fit.contention_efficiency <= 1.0
     assert 0.1 <= fit.download_reverse_efficiency <= 1.0 and 0.1 <= fit.upload_reverse_efficiency <= 1.0
     assert (fit.download_bytes, fit.upload_bytes, fit.compute_s, fit.transfer_s) == (down, up, compute_s, 0.25)
+
+
+def test_reference_steps_are_read_in_increasing_transfer_time():
+    from tracetool.measure.link_step_fit import REFERENCE_TRANSFERS_S, parse_reference_steps
+
+    assert parse_reference_steps("0.8, 0.25") == (0.25, 0.8)
+    assert parse_reference_steps("0.25") == REFERENCE_TRANSFERS_S

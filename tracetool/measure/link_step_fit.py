@@ -7,14 +7,16 @@ deep queue; the replay's contention and reverse efficiencies carry those. valida
 a probe of the model's own step shape (``link_calibration``); fitted per model in three
 networks, they turned out to belong to the network: each point predicted with the median of the
 other models' fits in its network lost nothing behind BBR and the 5 ms queue
-(docs/network-probe.md). So the profile probes reference steps and fits the same
-efficiencies, by the same rule for deep queues. Two of them, a quarter second and 0.8 s each
-way with 12 ms of compute between (the zoo's steps take 0.1 to 0.8 s each way and 7 to 17 ms of
-uncovered compute): behind a deep buffer with CUBIC a short transfer loses a larger share of its
-rate to the other direction's load than a long one (its window's restart after idle weighs
-more), so one reference step predicted either the short-transfer models or the long ones two
-workers 10-30% off; the replay interpolates between the fits by the model's transfer time
-(``LinkProfile.efficiencies``).
+(docs/network-probe.md). So the profile probes a reference step and fits the same
+efficiencies, by the same rule for deep queues: a quarter second each way with 12 ms of compute
+between (the zoo's steps take 0.1 to 0.8 s each way and 7 to 17 ms of uncovered compute).
+
+``--reference-steps`` probes several transfer times, and the replay interpolates their fits by
+the model's own transfer time (``LinkProfile.efficiencies``). Two steps (0.25 and 0.8 s) were
+tried on all 15 environment-bandwidths of the campaign: behind 100 ms with CUBIC the long fit
+brought the long-transfer models' two-worker rows closer (vgg and alexnet at 50mbit from -22%
+to -16/-18%), with BBR it predicted every row lower; medians did not move beyond the probe's
+run-to-run spread, so one step stays the default.
 """
 
 from __future__ import annotations
@@ -24,10 +26,12 @@ from collections.abc import Callable
 from replay.engine.link import payload_efficiency_for_mtu
 from replay.link_profile import StepFit
 from tracetool.cluster.topology import QueueSize
+from tracetool.errors import ToolError
 from tracetool.measure.link_calibration import calibrate_link_to_probe, rates_set_contention
 from tracetool.measure.link_probe import STEP_WARMUP_S, ProbePoint, link_probe_of_points, probe_point, say_point
 
-REFERENCE_TRANSFERS_S = (0.25, 0.8)  # each direction's transfer alone at the payload rate, one step each
+REFERENCE_TRANSFERS_S = (0.25,)  # each direction's transfer alone at the payload rate, one step each
+MAX_REFERENCE_STEPS = 4
 REFERENCE_COMPUTE_S = 0.012
 STEP_FIT_WORKERS = (1, 2, 3, 4)
 MTU = 1500
@@ -43,6 +47,19 @@ def emulated_step_prober(bandwidth_bps: float, queue: QueueSize, tcp_congestion_
         return probe_point(bandwidth_bps, download, upload, workers, window_s, STEP_WARMUP_S, compute_s,
                            tcp_congestion_control, queue)
     return probe
+
+
+def parse_reference_steps(text: str) -> tuple[float, ...]:
+    """``--reference-steps``: transfer seconds, comma-separated, each step once, refused in one line."""
+    try:
+        steps = tuple(sorted(float(part) for part in text.split(",") if part.strip()))
+    except ValueError:
+        steps = ()
+    if (not steps or len(steps) > MAX_REFERENCE_STEPS or len(set(steps)) != len(steps)
+            or not all(0.01 <= step <= 10.0 for step in steps)):
+        raise ToolError(f"--reference-steps {text!r} is not 1 to {MAX_REFERENCE_STEPS} different transfer times "
+                        "between 0.01 and 10 seconds, comma-separated (e.g. 0.25 or 0.25,0.8)")
+    return steps
 
 
 def reference_step(bandwidth_bps: float, transfer_s: float = REFERENCE_TRANSFERS_S[0]) -> tuple[int, int, float]:

@@ -282,7 +282,8 @@ def _created_at() -> str:
 def probe_network(bandwidth_bps: float, queue: QueueSize = DEFAULT_QUEUE,
                   tcp_congestion_control: str = DEFAULT_TCP_CONGESTION_CONTROL, trials: int = DEFAULT_TRIALS,
                   progress: Callable[[str], None] | None = None, step_fit: bool = True,
-                  step_repeats: int = DEFAULT_STEP_REPEATS) -> LinkProfile:
+                  step_repeats: int = DEFAULT_STEP_REPEATS, reference_steps_s: tuple[float, ...] | None = None,
+                  ) -> LinkProfile:
     """Probe the emulated PS link of this machine; with ``step_fit`` also the reference steps of
     one to four workers, whose replayed fits give the profile's link efficiencies (``link_step_fit``)."""
     _check_trials(trials)
@@ -307,12 +308,18 @@ def probe_network(bandwidth_bps: float, queue: QueueSize = DEFAULT_QUEUE,
     profile = LinkProfile(down, up, rtt, environment)
     if not step_fit:
         return profile
-    from tracetool.measure.link_step_fit import STEP_FIT_WORKERS, emulated_step_prober, fit_reference_steps
+    from tracetool.measure.link_step_fit import (
+        REFERENCE_TRANSFERS_S,
+        STEP_FIT_WORKERS,
+        emulated_step_prober,
+        fit_reference_steps,
+    )
 
     say(f"probing reference steps of 1 to {max(STEP_FIT_WORKERS)} workers")
     prober = emulated_step_prober(bandwidth_bps, queue, tcp_congestion_control)
     fits = fit_reference_steps(bandwidth_bps, profile.latency_s, queue.delay_s(bandwidth_bps), prober,
-                               tcp_congestion_control, progress=say, repeats=step_repeats)
+                               tcp_congestion_control, progress=say, repeats=step_repeats,
+                               transfers_s=reference_steps_s or REFERENCE_TRANSFERS_S)
     return replace(profile, step_fits=fits)
 
 
@@ -333,7 +340,8 @@ def probing_workers(cluster: dict[str, list[str]]) -> int:
 
 def probe_hosts(cluster: dict[str, list[str]], job: str, task_index: int, trials: int = DEFAULT_TRIALS,
                 progress: Callable[[str], None] | None = None, step_fit: bool = True,
-                step_repeats: int = DEFAULT_STEP_REPEATS) -> LinkProfile | None:
+                step_repeats: int = DEFAULT_STEP_REPEATS, reference_steps_s: tuple[float, ...] | None = None,
+                ) -> LinkProfile | None:
     """This host's part of probing a real cluster's PS link: the PS serves on its cluster address
     until the probe ends; workers 1 to 3 follow plans; worker 0 orchestrates and returns the
     profile, with ``step_fit`` fitted to reference steps of one to as many workers as it uses.
@@ -372,12 +380,13 @@ def probe_hosts(cluster: dict[str, list[str]], job: str, task_index: int, trials
         say("  bulk rates")
         profile = LinkProfile(*_measure(hosts, guess, trials, say), environment)
         if step_fit:
-            from tracetool.measure.link_step_fit import fit_reference_steps
+            from tracetool.measure.link_step_fit import REFERENCE_TRANSFERS_S, fit_reference_steps
 
             say(f"probing reference steps of 1 to {workers} workers")
             profile = replace(profile, step_fits=fit_reference_steps(
                 profile.line_rate_bps, profile.latency_s, None, hosts.probe_step, congestion_control,
-                progress=say, workers=tuple(range(1, workers + 1)), repeats=step_repeats))
+                progress=say, workers=tuple(range(1, workers + 1)), repeats=step_repeats,
+                transfers_s=reference_steps_s or REFERENCE_TRANSFERS_S))
     finally:
         hosts.close()
     return profile
