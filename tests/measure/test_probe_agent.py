@@ -66,3 +66,22 @@ def test_a_plan_of_transfers_and_pings(server: int):
 def test_an_unknown_action_is_refused(server: int):
     with pytest.raises(ValueError, match="unknown probe action 'jump'"):
         probe_agent.run("127.0.0.1", server, [{"op": "jump"}])
+
+
+def test_a_following_worker_that_never_reports_ends_the_hosts_probe_in_one_line(server: int):
+    """Worker 0 waits for worker 1's result only until the plan's last time plus a margin, then
+    refuses in one line and still stops the server (the fixture's QUIT then finds it gone or going)."""
+    import time
+
+    from tracetool.errors import ToolError
+    from tracetool.measure.network_probe import _HostsProbeCluster
+
+    hosts = _HostsProbeCluster("127.0.0.1", server, workers=2)
+    hosts.report_margin_s = 0.5
+    started = time.monotonic()
+    with pytest.raises(ToolError, match="worker 1 did not report within 0 s; run 'tracetool probe") as caught:
+        hosts.run({0: [{"op": "ping", "count": 1}], 1: [{"op": "ping", "count": 1}]})
+    assert "\n" not in str(caught.value)
+    assert time.monotonic() - started < 5
+    hosts.link.put("left", "for the fixture")  # the fresh connection works
+    hosts.link.close()

@@ -154,6 +154,7 @@ class _HostsProbeCluster:
     plans and results pass through the PS server's mailbox."""
 
     lead_s = 1.0
+    report_margin_s = 300.0  # how long past a plan's last time a following worker may take to report
 
     def __init__(self, address: str, port: int, workers: int) -> None:
         self.address, self.port = address, port
@@ -168,8 +169,17 @@ class _HostsProbeCluster:
         for worker in others:
             self.link.put(f"plan-{self.sequence[worker]}-{worker}", json.dumps(plans[worker]))
         results = {0: probe_agent.run(self.address, self.port, plans.get(0, []))}
+        last = max((float(action.get("until", action.get("at", 0.0))) for plan in plans.values() for action in plan),
+                   default=0.0)
         for worker in others:
-            results[worker] = json.loads(self.link.get(f"result-{self.sequence[worker]}-{worker}"))
+            wait_s = max(0.0, last - self.now()) + self.report_margin_s
+            try:
+                results[worker] = json.loads(self.link.get(f"result-{self.sequence[worker]}-{worker}", wait_s))
+            except TimeoutError:
+                self.link.close()  # the server still owes this connection the answer: a fresh one ends the probe
+                self.link = probe_agent.ServerLink(self.address, self.port)
+                raise ToolError(f"worker {worker} did not report within {wait_s:.0f} s; run 'tracetool probe "
+                                f"--cluster ... --job worker --task-index {worker}' on its host") from None
             self.sequence[worker] += 1
         return results
 

@@ -141,10 +141,18 @@ class ServerLink:
         if self.conn.recv(1) != b"k":
             raise ConnectionError("the probe server did not store a message")
 
-    def get(self, key: str) -> str:
+    def get(self, key: str, timeout_s: float | None = None) -> str:
+        """The value at ``key`` once some host has put it; ``TimeoutError`` after ``timeout_s``
+        (the connection is then unusable: the server still owes the answer)."""
         self.conn.sendall(f"GET {key}\n".encode())
-        length = int(self.reader.readline())
-        return self.reader.read(length).decode()
+        self.conn.settimeout(timeout_s)
+        try:
+            length = int(self.reader.readline())
+            return self.reader.read(length).decode()
+        except OSError as exc:  # a socket timeout is an OSError
+            raise TimeoutError(f"no {key} within {timeout_s:g} s") from exc
+        finally:
+            self.conn.settimeout(None)
 
     def quit(self) -> None:
         self.conn.sendall(b"QUIT\n")
