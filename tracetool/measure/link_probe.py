@@ -35,6 +35,7 @@ from tracetool.errors import ToolError
 
 PORT = 5001
 STEP_WARMUP_S = 2.0  # steps before a probe's window opens: connections past their first slow start
+MAX_STEP_WORKERS = 4  # a link profile's reference steps run one to this many workers
 MAX_PROBE_REPEATS = 10
 
 # The PS: one thread per worker connection; on a request byte it sends D bytes, then reads U

@@ -28,12 +28,19 @@ from replay.link_profile import StepFit
 from tracetool.cluster.topology import QueueSize
 from tracetool.errors import ToolError
 from tracetool.measure.link_calibration import calibrate_link_to_probe, rates_set_contention
-from tracetool.measure.link_probe import STEP_WARMUP_S, ProbePoint, link_probe_of_points, probe_point, say_point
+from tracetool.measure.link_probe import (
+    MAX_STEP_WORKERS,
+    STEP_WARMUP_S,
+    ProbePoint,
+    link_probe_of_points,
+    probe_point,
+    say_point,
+)
 
 REFERENCE_TRANSFERS_S = (0.25,)  # each direction's transfer alone at the payload rate, one step each
 MAX_REFERENCE_STEPS = 4
 REFERENCE_COMPUTE_S = 0.012
-STEP_FIT_WORKERS = (1, 2, 3, 4)
+STEP_FIT_WORKERS = tuple(range(1, MAX_STEP_WORKERS + 1))
 MTU = 1500
 
 # Runs the reference step on this many workers at once for a window of seconds (after a warm-up)

@@ -48,7 +48,13 @@ from tracetool.cluster.topology import (
 )
 from tracetool.errors import ToolError
 from tracetool.measure import probe_agent
-from tracetool.measure.link_probe import STEP_WARMUP_S, ProbePoint, check_probe_repeats, summarize_spans
+from tracetool.measure.link_probe import (
+    MAX_STEP_WORKERS,
+    STEP_WARMUP_S,
+    ProbePoint,
+    check_probe_repeats,
+    summarize_spans,
+)
 
 PORT = 5002
 LEAD_S = 0.5  # plans start this long after they are made: time for the clients to start and connect
@@ -59,7 +65,6 @@ LONG_TRANSFER_S = 0.5
 DEFAULT_TRIALS = 8
 MTU = 1500
 DEFAULT_STEP_REPEATS = 1  # probe runs per reference step and worker count
-MAX_STEP_WORKERS = 4  # the reference steps run one to this many workers
 
 
 @dataclass(frozen=True)
@@ -158,7 +163,7 @@ class _HostsProbeCluster:
 
     def __init__(self, address: str, port: int, workers: int) -> None:
         self.address, self.port = address, port
-        self.link = probe_agent.ServerLink(address, port, timeout_s=120.0)
+        self.link: probe_agent.ServerLink | None = probe_agent.ServerLink(address, port, timeout_s=120.0)
         self.sequence = dict.fromkeys(range(1, workers), 0)  # per following worker: the plans it has been given
 
     def now(self) -> float:
@@ -177,7 +182,10 @@ class _HostsProbeCluster:
                 results[worker] = json.loads(self.link.get(f"result-{self.sequence[worker]}-{worker}", wait_s))
             except TimeoutError:
                 self.link.close()  # the server still owes this connection the answer: a fresh one ends the probe
-                self.link = probe_agent.ServerLink(self.address, self.port)
+                try:
+                    self.link = probe_agent.ServerLink(self.address, self.port)
+                except OSError:
+                    self.link = None  # the server is gone: nothing left to stop
                 raise ToolError(f"worker {worker} did not report within {wait_s:.0f} s; run 'tracetool probe "
                                 f"--cluster ... --job worker --task-index {worker}' on its host") from None
             self.sequence[worker] += 1
@@ -193,6 +201,8 @@ class _HostsProbeCluster:
                                download, upload)
 
     def close(self) -> None:
+        if self.link is None:
+            return
         for worker, sequence in self.sequence.items():
             self.link.put(f"plan-{sequence}-{worker}", json.dumps("stop"))
         self.link.quit()
@@ -320,12 +330,11 @@ def probe_network(bandwidth_bps: float, queue: QueueSize = DEFAULT_QUEUE,
         return profile
     from tracetool.measure.link_step_fit import (
         REFERENCE_TRANSFERS_S,
-        STEP_FIT_WORKERS,
         emulated_step_prober,
         fit_reference_steps,
     )
 
-    say(f"probing reference steps of 1 to {max(STEP_FIT_WORKERS)} workers")
+    say(f"probing reference steps of 1 to {MAX_STEP_WORKERS} workers")
     prober = emulated_step_prober(bandwidth_bps, queue, tcp_congestion_control)
     fits = fit_reference_steps(bandwidth_bps, profile.latency_s, queue.delay_s(bandwidth_bps), prober,
                                tcp_congestion_control, progress=say, repeats=step_repeats,
