@@ -37,6 +37,8 @@ PORT = 5001
 STEP_WARMUP_S = 2.0  # steps before a probe's window opens: connections past their first slow start
 MAX_STEP_WORKERS = 4  # a link profile's reference steps run one to this many workers
 MAX_PROBE_REPEATS = 10
+TRANSPORTS = ("tcp", "grpc")  # one sendall each way per step, or TensorFlow's gRPC calls (grpc_probe_code)
+DEFAULT_TRANSPORT = "tcp"
 
 # The PS: one thread per worker connection; on a request byte it sends D bytes, then reads U
 # bytes and acknowledges them with one byte (the "update applied" of a real step).
@@ -184,22 +186,41 @@ def summarize_spans(spans: list[list[Span]], download_bytes: int, upload_bytes: 
     )
 
 
+def _programs(transport: str, download_bytes: int, upload_bytes: int, workers: int
+              ) -> tuple[list[str], Callable[[str], list[str]]]:
+    """The PS's argv and each worker's (given the PS address) for one transport: ``tcp``, one
+    ``sendall`` each way per step; ``grpc``, the step's bytes as gRPC calls of a few tensors
+    (``grpc_probe_code``)."""
+    if transport == "grpc":
+        from tracetool.measure import grpc_probe_code
+
+        downloads = ",".join(map(str, grpc_probe_code.split_bytes(download_bytes)))
+        uploads = ",".join(map(str, grpc_probe_code.split_bytes(upload_bytes)))
+        return ([sys.executable, "-c", DIE_WITH_PARENT_CODE + grpc_probe_code.PS_CODE, str(PORT)],
+                lambda address: [sys.executable, "-c", DIE_WITH_PARENT_CODE + grpc_probe_code.WORKER_CODE, address,
+                                 downloads, uploads])
+    if transport != "tcp":
+        raise ToolError(f"unknown probe transport {transport!r}; choose one of {', '.join(TRANSPORTS)}")
+    return ([sys.executable, "-c", DIE_WITH_PARENT_CODE + PS_CODE, str(download_bytes), str(upload_bytes),
+             str(workers), str(PORT)],
+            lambda address: [sys.executable, "-c", DIE_WITH_PARENT_CODE + WORKER_CODE, address, str(download_bytes),
+                             str(upload_bytes)])
+
+
 def probe_point(bandwidth_bps: float, download_bytes: int, upload_bytes: int, workers: int, duration_s: float,
                 warmup_s: float, compute_s: float = 0.0,
                 tcp_congestion_control: str = DEFAULT_TCP_CONGESTION_CONTROL,
-                queue: QueueSize = DEFAULT_QUEUE) -> ProbePoint:
+                queue: QueueSize = DEFAULT_QUEUE, transport: str = DEFAULT_TRANSPORT) -> ProbePoint:
     """One worker count on a fresh shaped topology; every process ends with the call."""
+    ps_argv, worker_argv = _programs(transport, download_bytes, upload_bytes, workers)
     with ShapedTopology(workers, bandwidth_bps, tcp_congestion_control, queue) as topo:
-        ps = subprocess.Popen(topo.command_in("ps", 0, [sys.executable, "-c", DIE_WITH_PARENT_CODE + PS_CODE,
-                                                        str(download_bytes), str(upload_bytes), str(workers),
-                                                        str(PORT)]), env=child_environment())
+        ps = subprocess.Popen(topo.command_in("ps", 0, ps_argv), env=child_environment())
         procs: list[subprocess.Popen] = [ps]
         try:
             time.sleep(0.5)
             worker_procs = [
-                subprocess.Popen(topo.command_in("worker", i, [
-                    sys.executable, "-c", DIE_WITH_PARENT_CODE + WORKER_CODE, topo.ps.address, str(download_bytes),
-                    str(upload_bytes), str(duration_s), str(warmup_s), str(PORT), str(compute_s)]),
+                subprocess.Popen(topo.command_in("worker", i, worker_argv(topo.ps.address) + [
+                    str(duration_s), str(warmup_s), str(PORT), str(compute_s)]),
                     stdout=subprocess.PIPE, text=True, env=child_environment())
                 for i in range(workers)
             ]

@@ -29,6 +29,7 @@ from tracetool.cluster.topology import QueueSize
 from tracetool.errors import ToolError
 from tracetool.measure.link_calibration import calibrate_link_to_probe, rates_set_contention
 from tracetool.measure.link_probe import (
+    DEFAULT_TRANSPORT,
     MAX_STEP_WORKERS,
     STEP_WARMUP_S,
     ProbePoint,
@@ -42,17 +43,21 @@ MAX_REFERENCE_STEPS = 4
 REFERENCE_COMPUTE_S = 0.012
 STEP_FIT_WORKERS = tuple(range(1, MAX_STEP_WORKERS + 1))
 MTU = 1500
+MIN_STEP_WINDOW_S = 10.0  # each worker count's window at least, by default; --step-window
+MIN_PROBE_WINDOW_S = 2.0
+MAX_STEP_WINDOW_S = 600.0
 
 # Runs the reference step on this many workers at once for a window of seconds (after a warm-up)
 # and reads the link's activity: (workers, download bytes, upload bytes, compute s, window s).
 StepProber = Callable[[int, int, int, float, float], ProbePoint]
 
 
-def emulated_step_prober(bandwidth_bps: float, queue: QueueSize, tcp_congestion_control: str) -> StepProber:
+def emulated_step_prober(bandwidth_bps: float, queue: QueueSize, tcp_congestion_control: str,
+                         transport: str = DEFAULT_TRANSPORT) -> StepProber:
     """Each worker count on a fresh shaped topology of this machine (``link_probe.probe_point``)."""
     def probe(workers: int, download: int, upload: int, compute_s: float, window_s: float) -> ProbePoint:
         return probe_point(bandwidth_bps, download, upload, workers, window_s, STEP_WARMUP_S, compute_s,
-                           tcp_congestion_control, queue)
+                           tcp_congestion_control, queue, transport)
     return probe
 
 
@@ -80,16 +85,17 @@ def fit_reference_steps(bandwidth_bps: float, latency_s: float, queue_s: float |
                         tcp_congestion_control: str, progress: Callable[[str], None] | None = None,
                         workers: tuple[int, ...] = STEP_FIT_WORKERS,
                         transfers_s: tuple[float, ...] = REFERENCE_TRANSFERS_S, repeats: int = 1,
-                        ) -> tuple[StepFit, ...]:
+                        min_window_s: float = MIN_STEP_WINDOW_S) -> tuple[StepFit, ...]:
     """Every reference step's fit, shortest transfers first."""
     return tuple(fit_reference_step(bandwidth_bps, latency_s, queue_s, probe, tcp_congestion_control, progress,
-                                    workers, transfer_s, repeats) for transfer_s in sorted(transfers_s))
+                                    workers, transfer_s, repeats, min_window_s) for transfer_s in sorted(transfers_s))
 
 
 def fit_reference_step(bandwidth_bps: float, latency_s: float, queue_s: float | None, probe: StepProber,
                        tcp_congestion_control: str, progress: Callable[[str], None] | None = None,
                        workers: tuple[int, ...] = STEP_FIT_WORKERS,
-                       transfer_s: float = REFERENCE_TRANSFERS_S[0], repeats: int = 1) -> StepFit:
+                       transfer_s: float = REFERENCE_TRANSFERS_S[0], repeats: int = 1,
+                       min_window_s: float = MIN_STEP_WINDOW_S) -> StepFit:
     """Probe one reference step ``repeats`` times at each worker count and fit the replay's
     efficiencies to every run (the fit takes each worker count's mean rate); ``latency_s`` is
     the profile's, ``queue_s`` the link's buffer (None where unknown), which decides whether the
@@ -99,7 +105,7 @@ def fit_reference_step(bandwidth_bps: float, latency_s: float, queue_s: float | 
     say = progress or (lambda text: None)
     download, upload, compute_s = reference_step(bandwidth_bps, transfer_s)
     payload_bps = bandwidth_bps * payload_efficiency_for_mtu(MTU)
-    window_s = probe_window_s(max(workers), 2 * transfer_s + compute_s)
+    window_s = max(min_window_s, probe_window_s(max(workers), 2 * transfer_s + compute_s))
     say(f"  reference step: {download:,} B down, {upload:,} B up, {compute_s * 1e3:.0f} ms compute, "
         f"{', '.join(map(str, workers))} worker(s)")
     points = []

@@ -49,6 +49,7 @@ from tracetool.cluster.topology import (
 from tracetool.errors import ToolError
 from tracetool.measure import probe_agent
 from tracetool.measure.link_probe import (
+    DEFAULT_TRANSPORT,
     MAX_STEP_WORKERS,
     STEP_WARMUP_S,
     ProbePoint,
@@ -303,9 +304,10 @@ def probe_network(bandwidth_bps: float, queue: QueueSize = DEFAULT_QUEUE,
                   tcp_congestion_control: str = DEFAULT_TCP_CONGESTION_CONTROL, trials: int = DEFAULT_TRIALS,
                   progress: Callable[[str], None] | None = None, step_fit: bool = True,
                   step_repeats: int = DEFAULT_STEP_REPEATS, reference_steps_s: tuple[float, ...] | None = None,
-                  ) -> LinkProfile:
+                  transport: str = DEFAULT_TRANSPORT, step_window_s: float | None = None) -> LinkProfile:
     """Probe the emulated PS link of this machine; with ``step_fit`` also the reference steps of
-    one to four workers, whose replayed fits give the profile's link efficiencies (``link_step_fit``)."""
+    one to four workers over ``transport`` (``link_probe.TRANSPORTS``) for windows of at least
+    ``step_window_s``, whose replayed fits give the profile's link efficiencies (``link_step_fit``)."""
     _check_trials(trials)
     check_probe_repeats(step_repeats, "--step-repeats")
     say = progress or (lambda text: None)
@@ -329,17 +331,20 @@ def probe_network(bandwidth_bps: float, queue: QueueSize = DEFAULT_QUEUE,
     if not step_fit:
         return profile
     from tracetool.measure.link_step_fit import (
+        MIN_STEP_WINDOW_S,
         REFERENCE_TRANSFERS_S,
         emulated_step_prober,
         fit_reference_steps,
     )
 
-    say(f"probing reference steps of 1 to {MAX_STEP_WORKERS} workers")
-    prober = emulated_step_prober(bandwidth_bps, queue, tcp_congestion_control)
+    window_s = MIN_STEP_WINDOW_S if step_window_s is None else step_window_s
+    say(f"probing reference steps of 1 to {MAX_STEP_WORKERS} workers over {transport}")
+    prober = emulated_step_prober(bandwidth_bps, queue, tcp_congestion_control, transport)
     fits = fit_reference_steps(bandwidth_bps, profile.latency_s, queue.delay_s(bandwidth_bps), prober,
                                tcp_congestion_control, progress=say, repeats=step_repeats,
-                               transfers_s=reference_steps_s or REFERENCE_TRANSFERS_S)
-    return replace(profile, step_fits=fits)
+                               transfers_s=reference_steps_s or REFERENCE_TRANSFERS_S, min_window_s=window_s)
+    environment = {**environment, "step_transport": transport, "step_window_s": window_s}
+    return replace(profile, environment=environment, step_fits=fits)
 
 
 def _split_address(text: str) -> tuple[str, int]:
