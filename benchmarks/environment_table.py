@@ -29,6 +29,9 @@ P2  the same from profiles with the two reference steps (0.25 and 0.8 s each way
     probes-two``; predictions in ``<point>/re-P2/``);
 P3  the same from profiles whose reference steps ran three times per worker count
     (``tracetool probe --step-repeats 3``, in ``probes-three/``; predictions in ``<point>/re-P3/``);
+PG  the same from profiles whose reference step ran over gRPC (eight tensors each way, as
+    TensorFlow's calls) with 20-second windows (``PROBE_ARGS="--transport grpc --step-window 20
+    --trials 1" environment_profiles.sh ROOT probes-grpc``; predictions in ``<point>/re-PG/``);
 deep the same two-run probes where the shaped queue is deeper than the replay's latency lets the
     probe's three- and four-worker rates set the contention efficiency (validate's default:
     ``link_calibration.rates_set_contention``), into ``<point>/deep-rates/``.
@@ -78,7 +81,7 @@ def main() -> None:
             variants["V2"] = predict(graph, workers, ["--bandwidth", str(v["bandwidth_bps"]), "--latency",
                                                       f"{lp['latency_s']}s", "--contention-efficiency",
                                                       str(link["contention_efficiency"])], vfile.parent / "re-V2")
-        for name, folder in (("P", "probes-step"), ("P2", "probes-two"), ("P3", "probes-three")):
+        for name, folder in (("P", "probes-step"), ("P2", "probes-two"), ("P3", "probes-three"), ("PG", "probes-grpc")):
             stepped = ROOT / folder / f"{env}-{bw}.json"
             if stepped.exists():
                 variants[name] = predict(graph, workers, ["--link-profile", str(stepped)], vfile.parent / f"re-{name}")
@@ -91,12 +94,12 @@ def main() -> None:
             print(f"{env:12s} {point:18s} {w} {r['measured']:7.3f} {shown}{cpu}", flush=True)
     for env in sorted({r[0] for r in rows}):
         sub = [r for r in rows if r[0] == env and not r[4]]
-        for k in ("V0", "V1", "V2", "re", "one", "now", "deep", "P", "P2", "P3"):
+        for k in ("V0", "V1", "V2", "re", "one", "now", "deep", "P", "P2", "P3", "PG"):
             e = [abs(r[5][k]) for r in sub if k in r[5]]
             if e:
                 print(f"{env:12s} {k}: {len(e)} points, median {statistics.median(e):.1f}%, max {max(e):.1f}%")
         latest = "deep" if any("deep" in r[5] for r in sub) else "now"
-        for variant in (latest, "P", "P2", "P3"):
+        for variant in (latest, "P", "P2", "P3", "PG"):
             for n in sorted({r[2] for r in sub}):
                 signed = [r[5][variant] for r in sub if r[2] == n and variant in r[5]]
                 if signed:

@@ -78,6 +78,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
         seeds=args.seeds,
         probe_duration_s=args.probe_duration,
         probe_repeats=args.probe_repeats,
+        probe_transport=args.probe_transport,
         from_link_probe=Path(args.from_link_probe) if args.from_link_probe else None,
         **_contention_efficiency(args.contention_efficiency),
     )
@@ -284,6 +285,9 @@ def add_measure_commands(sub: argparse._SubParsersAction) -> None:
                    help="with --contention-efficiency probe: probe runs per worker count, each on a fresh link "
                    "and each a point of the fit (default 2: one window is noisy, and three or more workers "
                    "settle into either of two regimes)")
+    v.add_argument("--probe-transport", choices=("tcp", "grpc"), default="tcp",
+                   help="with --contention-efficiency probe: how the probe's workers move the step's bytes: one TCP "
+                        "send each way (default) or gRPC calls of several tensors, as TensorFlow's workers do")
     v.add_argument("--from-profile", default="", help="reuse this profile folder instead of profiling again")
     v.add_argument("--from-measured", default="", help="reuse this measured.json instead of measuring again")
     v.add_argument("--from-link-probe", default="", help="with --contention-efficiency probe: reuse this "

@@ -420,7 +420,11 @@ def test_bad_queue_is_refused_before_anything_starts(tmp_path: Path, argv: list[
     (["--bandwidth", "100mbit", "--reference-steps", "fast"], ("--reference-steps 'fast'",)),
     (["--bandwidth", "100mbit", "--reference-steps", "0.25,20"], ("between 0.01 and 10 seconds",)),
     (["--bandwidth", "100mbit", "--tcp-congestion-control", "no-such-cc"], ("no-such-cc",)),
+    (["--bandwidth", "100mbit", "--step-window", "1"], ("--step-window must be between 2 and 600 seconds, got 1",)),
+    (["--bandwidth", "100mbit", "--step-window", "1e6"], ("--step-window must be between",)),
+    (["--bandwidth", "100mbit", "--transport", "udp"], ("--transport", "tcp", "grpc")),
     (["--cluster", "c.json"], ("--job",)),
+    (["--cluster", "c.json", "--job", "worker", "--transport", "grpc"], ("--transport and --step-window",)),
     (["--cluster", "c.json", "--job", "worker", "--bandwidth", "100mbit"], ("real hosts are probed as they are",)),
     (["--cluster", "missing.json", "--job", "worker"], ("missing.json",)),
 ])

@@ -10,6 +10,7 @@ import pytest
 from tests.conftest import needs_root
 from tracetool.cluster import netns
 from tracetool.errors import ToolError
+from tracetool.measure.grpc_probe_code import split_bytes
 from tracetool.measure.link_probe import (
     ProbePoint,
     fit_contention_efficiency,
@@ -123,15 +124,16 @@ def test_probes_without_reverse_time_keep_the_contention_fit():
 
 @pytest.mark.cluster
 @needs_root
-def test_real_probe_of_two_workers_takes_turns_on_a_shaped_link():
-    """Two workers on a 20mbit link, 400 kB each way: one worker is bound by its own transfers, two
-    fall into turns and come close to twice its rate; a lone transfer delivers about the payload
-    rate; nothing of the topology is left behind.
+@pytest.mark.parametrize("transport", ["tcp", "grpc"])
+def test_real_probe_of_two_workers_takes_turns_on_a_shaped_link(transport: str):
+    """Two workers on a 20mbit link, 400 kB each way, over either transport: one worker is bound
+    by its own transfers, two fall into turns and come close to twice its rate; a lone transfer
+    delivers about the payload rate; nothing of the topology is left behind.
     (The shaper's 16 kB bucket, full after every idle moment, lets a lone worker pass a few
     percent over the payload rate.)"""
     payload_bps = 20e6 * 1448 / 1514
-    one = probe_point(20e6, 400_000, 400_000, 1, duration_s=3.0, warmup_s=1.0)
-    two = probe_point(20e6, 400_000, 400_000, 2, duration_s=3.0, warmup_s=1.0)
+    one = probe_point(20e6, 400_000, 400_000, 1, duration_s=3.0, warmup_s=1.0, transport=transport)
+    two = probe_point(20e6, 400_000, 400_000, 2, duration_s=3.0, warmup_s=1.0, transport=transport)
     bound_one = payload_bps / (8 * 2 * 400_000)  # one worker: both transfers back to back
     assert 0.8 * bound_one < one.steps_per_second < 1.08 * bound_one
     assert 1.6 * one.steps_per_second < two.steps_per_second < 2.1 * one.steps_per_second
@@ -141,3 +143,15 @@ def test_real_probe_of_two_workers_takes_turns_on_a_shaped_link():
     alone_share, _, _ = fit_contention_efficiency([one, two], payload_bps)
     assert 0.85 < alone_share < 1.1
     assert not [n for n in netns.list_namespaces() if n.startswith(f"{netns.NAMESPACE_PREFIX}{os.getpid()}-")]
+
+
+def test_grpc_tensors_split_the_step_s_bytes_without_an_empty_one():
+    assert split_bytes(1_000_003) == [125_001, 125_001, 125_001, 125_000, 125_000, 125_000, 125_000, 125_000]
+    assert sum(split_bytes(1_000_003)) == 1_000_003
+    assert split_bytes(3) == [1, 1, 1]
+    assert split_bytes(10, parts=1) == [10]
+
+
+def test_an_unknown_transport_is_refused():
+    with pytest.raises(ToolError, match="unknown probe transport 'udp'"):
+        probe_point(20e6, 1000, 1000, 1, duration_s=1.0, warmup_s=0.0, transport="udp")

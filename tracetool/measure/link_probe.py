@@ -25,7 +25,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 
@@ -140,6 +140,7 @@ class LinkProbe:
     # a direction's rate while the other carries data, relative to its rate alone (fit_link_efficiencies)
     download_reverse_efficiency: float = 1.0
     upload_reverse_efficiency: float = 1.0
+    transport: str = DEFAULT_TRANSPORT  # how the workers moved their bytes (TRANSPORTS)
 
     def to_json_dict(self) -> dict:
         return asdict(self)
@@ -330,7 +331,7 @@ def probe_link(bandwidth_bps: float, download_bytes: int, upload_bytes: int, com
                payload_bps: float, duration_s: float = 10.0, warmup_s: float = STEP_WARMUP_S,
                tcp_congestion_control: str = DEFAULT_TCP_CONGESTION_CONTROL,
                progress: Callable[[str], None] | None = None, queue: QueueSize = DEFAULT_QUEUE,
-               repeats: int = 1) -> LinkProbe:
+               repeats: int = 1, transport: str = DEFAULT_TRANSPORT) -> LinkProbe:
     """Probe the link for each worker count and fit its contention and reverse efficiencies.
 
     ``payload_bps`` is the payload rate the replay assumes for the link (its line rate less
@@ -349,12 +350,13 @@ def probe_link(bandwidth_bps: float, download_bytes: int, upload_bytes: int, com
     for n in workers:
         for run in range(repeats):
             point = probe_point(bandwidth_bps, download_bytes, upload_bytes, n, duration_s, warmup_s, compute_s,
-                                tcp_congestion_control, queue)
+                                tcp_congestion_control, queue, transport)
             which = f", run {run + 1} of {repeats}" if repeats > 1 else ""
             say_point(say, point, which)
             points.append(point)
-    return link_probe_of_points(bandwidth_bps, download_bytes, upload_bytes, compute_s, tcp_congestion_control,
-                                points, payload_bps)
+    probe = link_probe_of_points(bandwidth_bps, download_bytes, upload_bytes, compute_s, tcp_congestion_control,
+                                 points, payload_bps)
+    return replace(probe, transport=transport)
 
 
 def say_point(say: Callable[[str], None], point: ProbePoint, which: str = "") -> None:

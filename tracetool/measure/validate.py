@@ -28,7 +28,7 @@ from tracetool.cluster.topology import format_bandwidth
 from tracetool.collect.model_loader import model_label
 from tracetool.errors import ToolError
 from tracetool.measure.compared import WORKER_STEPS, Compared, compared_for, synchronous_details
-from tracetool.measure.link_probe import check_probe_repeats
+from tracetool.measure.link_probe import DEFAULT_TRANSPORT, check_probe_repeats
 from tracetool.measure.measurement import MeasureRequest, load_measured, run_measure
 from tracetool.measure.slow_workers import SlowWorker, same_slow_workers, worker_speeds
 from tracetool.outputs import output_folder, write_marker
@@ -54,6 +54,7 @@ class ValidateRequest:
     probe_link: bool | None = False
     probe_duration_s: float | None = None  # None: long enough for every probe worker's steps
     probe_repeats: int = 2  # probe runs per worker count, each a point of the fit (see probe_link)
+    probe_transport: str = DEFAULT_TRANSPORT  # link_probe.TRANSPORTS: one TCP send each way, or gRPC calls
     from_link_probe: Path | None = None  # reuse an earlier link-probe.json of the same step shape
 
 
@@ -147,7 +148,7 @@ def probe_contention_efficiency(request: ValidateRequest, graph: Any, latency_s:
     probe = probe_link(m.bandwidth_bps, one.download_bytes_per_step, one.upload_bytes_per_step, compute_s, counts,
                        link.download_payload_bps(), duration_s=duration_s,
                        tcp_congestion_control=m.tcp_congestion_control, progress=say, queue=m.queue,
-                       repeats=request.probe_repeats)
+                       repeats=request.probe_repeats, transport=request.probe_transport)
     say(f"  contention efficiency {probe.contention_efficiency:.3f}; under the other direction's load downloads keep "
         f"{probe.download_reverse_efficiency:.0%} of their rate, uploads {probe.upload_reverse_efficiency:.0%}")
     document = probe.to_json_dict()
