@@ -10,7 +10,8 @@
 # point), instead of reusing the point's link-probe.json; then NAME/link-probe.json is the new
 # probe, which later runs may reuse with --from-link-probe. ENV/POINT names restrict the points.
 # LINK_PROBE=reprobed/link-probe.json reuses that probe of each point (a path below the point)
-# instead of the campaign's own link-probe.json. PROBE_REPEATS=R sets validate's --probe-repeats.
+# instead of the campaign's own link-probe.json. PROBE_REPEATS=R sets validate's --probe-repeats;
+# VALIDATE_ARGS=... adds options to validate (e.g. "--probe-transport grpc --probe-duration 20").
 # Takes the lock /tmp/tfsim-tf.lock once for all points, so a running campaign waits rather than
 # being disturbed.
 set -uo pipefail
@@ -23,7 +24,8 @@ ONLY="$*"
 TRACETOOL=${TRACETOOL:-tracetool}
 LINK_PROBE=${LINK_PROBE:-link-probe.json}
 PROBE_REPEATS=${PROBE_REPEATS:-}
-export ROOT NAME TRACETOOL PROBE ONLY LINK_PROBE PROBE_REPEATS
+VALIDATE_ARGS=${VALIDATE_ARGS:-}
+export ROOT NAME TRACETOOL PROBE ONLY LINK_PROBE PROBE_REPEATS VALIDATE_ARGS
 flock /tmp/tfsim-tf.lock bash -c '
 for point in "$ROOT"/*/*/validation.json; do
     dir=$(dirname "$point")
@@ -39,7 +41,7 @@ for point in "$ROOT"/*/*/validation.json; do
     queue=${env##*-}
     "$TRACETOOL" validate --model "$model" --bandwidth "$bandwidth" --queue "$queue" --tcp-congestion-control "$cc" \
         --from-profile "$dir/profile" --from-measured "$dir/measured/measured.json" \
-        "${reuse[@]}" --out "$dir/$NAME" > "$dir/$NAME.log" 2>&1 \
+        "${reuse[@]}" $VALIDATE_ARGS --out "$dir/$NAME" > "$dir/$NAME.log" 2>&1 \
         || echo "$env $name: $(tail -1 "$dir/$NAME.log")"
     echo "$env $name: $(grep "median" "$dir/$NAME.log")"
 done'
