@@ -144,7 +144,6 @@ def cmd_probe(args: argparse.Namespace) -> int:
     from tracetool.atomic_files import write_json_atomically
     from tracetool.cluster import tcp_settings
     from tracetool.cluster.topology import parse_bandwidth_bps, parse_queue
-    from tracetool.measure.link_probe import DEFAULT_TRANSPORT
     from tracetool.measure.link_step_fit import MAX_STEP_WINDOW_S, MIN_PROBE_WINDOW_S, parse_reference_steps
     from tracetool.measure.network_probe import probe_hosts, probe_network
     from tracetool.outputs import check_output_file
@@ -168,12 +167,10 @@ def cmd_probe(args: argparse.Namespace) -> int:
         if args.bandwidth or args.queue != "5ms" or args.tcp_congestion_control != "cubic":
             raise ToolError("--bandwidth, --queue and --tcp-congestion-control shape the emulated link; "
                             "real hosts are probed as they are")
-        if args.transport != DEFAULT_TRANSPORT or args.step_window is not None:
-            raise ToolError("--transport and --step-window apply to the emulated link; real hosts' reference steps "
-                            "run over the probe agents' TCP connections")
         profile = probe_hosts(load_cluster_file(Path(args.cluster)), args.job, args.task_index, args.trials, say,
                               step_fit=not args.no_step_fit, step_repeats=args.step_repeats,
-                              reference_steps_s=reference_steps)
+                              reference_steps_s=reference_steps, transport=args.transport,
+                              step_window_s=args.step_window)
         if profile is None:
             return 0
     else:
@@ -228,8 +225,9 @@ def add_probe_command(sub: argparse._SubParsersAction) -> None:
                    help="transfer time each way of the reference steps (default 0.25); with several the replay "
                         "interpolates their fits by the model's transfer time (docs/network-probe.md)")
     p.add_argument("--transport", choices=("tcp", "grpc"), default="tcp",
-                   help="how the emulated link's reference steps move their bytes: one TCP send each way (default) "
-                        "or gRPC calls of several tensors, as TensorFlow's workers do (docs/network-probe.md)")
+                   help="how the reference steps move their bytes: one TCP send each way (default) or gRPC calls of "
+                        "several tensors, as TensorFlow's workers do (on real hosts the PS then also listens on the "
+                        "port after its own; docs/network-probe.md)")
     p.add_argument("--step-window", type=float, default=None, metavar="SECONDS",
                    help="each worker count's reference-step window, at least (default 10; deep buffers settle "
                         "slowly, docs/network-probe.md)")

@@ -162,8 +162,8 @@ class _HostsProbeCluster:
     lead_s = 1.0
     report_margin_s = 300.0  # how long past a plan's last time a following worker may take to report
 
-    def __init__(self, address: str, port: int, workers: int) -> None:
-        self.address, self.port = address, port
+    def __init__(self, address: str, port: int, workers: int, transport: str = DEFAULT_TRANSPORT) -> None:
+        self.address, self.port, self.transport = address, port, transport
         self.link: probe_agent.ServerLink | None = probe_agent.ServerLink(address, port, timeout_s=120.0)
         self.sequence = dict.fromkeys(range(1, workers), 0)  # per following worker: the plans it has been given
 
@@ -196,7 +196,8 @@ class _HostsProbeCluster:
         """Workers 0 to ``workers - 1`` step together for the window (a ``link_step_fit.StepProber``)."""
         t0 = self.now() + self.lead_s
         plan = [{"op": "steps", "download": download, "upload": upload, "compute": compute_s, "at": t0,
-                 "warm_until": t0 + STEP_WARMUP_S, "until": t0 + STEP_WARMUP_S + window_s}]
+                 "warm_until": t0 + STEP_WARMUP_S, "until": t0 + STEP_WARMUP_S + window_s,
+                 "transport": self.transport}]
         results = self.run(dict.fromkeys(range(workers), plan))
         return summarize_spans([[tuple(span) for span in results[worker][0]["spans"]] for worker in range(workers)],
                                download, upload)
@@ -365,7 +366,7 @@ def probing_workers(cluster: dict[str, list[str]]) -> int:
 def probe_hosts(cluster: dict[str, list[str]], job: str, task_index: int, trials: int = DEFAULT_TRIALS,
                 progress: Callable[[str], None] | None = None, step_fit: bool = True,
                 step_repeats: int = DEFAULT_STEP_REPEATS, reference_steps_s: tuple[float, ...] | None = None,
-                ) -> LinkProfile | None:
+                transport: str = DEFAULT_TRANSPORT, step_window_s: float | None = None) -> LinkProfile | None:
     """This host's part of probing a real cluster's PS link: the PS serves on its cluster address
     until the probe ends; workers 1 to 3 follow plans; worker 0 orchestrates and returns the
     profile, with ``step_fit`` fitted to reference steps of one to as many workers as it uses.
@@ -392,7 +393,7 @@ def probe_hosts(cluster: dict[str, list[str]], job: str, task_index: int, trials
     if task_index != 0:
         raise ToolError(f"the probe uses workers 0 to {workers - 1}; worker {task_index} has nothing to do")
     try:
-        hosts = _HostsProbeCluster(address, port, workers)
+        hosts = _HostsProbeCluster(address, port, workers, transport)
     except OSError as exc:
         raise ToolError(f"cannot reach the probe server at {cluster['ps'][0]}: {exc}") from None
     congestion_control = _local_congestion_control()
@@ -404,13 +405,16 @@ def probe_hosts(cluster: dict[str, list[str]], job: str, task_index: int, trials
         say("  bulk rates")
         profile = LinkProfile(*_measure(hosts, guess, trials, say), environment)
         if step_fit:
-            from tracetool.measure.link_step_fit import REFERENCE_TRANSFERS_S, fit_reference_steps
+            from tracetool.measure.link_step_fit import MIN_STEP_WINDOW_S, REFERENCE_TRANSFERS_S, fit_reference_steps
 
-            say(f"probing reference steps of 1 to {workers} workers")
-            profile = replace(profile, step_fits=fit_reference_steps(
+            window_s = MIN_STEP_WINDOW_S if step_window_s is None else step_window_s
+            say(f"probing reference steps of 1 to {workers} workers over {transport}")
+            profile = replace(profile, environment={**environment, "step_transport": transport,
+                                                    "step_window_s": window_s},
+                              step_fits=fit_reference_steps(
                 profile.line_rate_bps, profile.latency_s, None, hosts.probe_step, congestion_control,
                 progress=say, workers=tuple(range(1, workers + 1)), repeats=step_repeats,
-                transfers_s=reference_steps_s or REFERENCE_TRANSFERS_S))
+                transfers_s=reference_steps_s or REFERENCE_TRANSFERS_S, min_window_s=window_s))
     finally:
         hosts.close()
     return profile

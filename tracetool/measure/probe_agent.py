@@ -92,7 +92,27 @@ def _serve_connection(conn: socket.socket, mailbox: _Mailbox) -> None:
 
 
 def serve(port: int, address: str = "0.0.0.0") -> None:
-    """Serve until a client sends ``QUIT``."""
+    """Serve until a client sends ``QUIT``; the reference steps' gRPC transfers on the next port
+    too, where gRPC is installed (``grpc_probe_code``)."""
+    transfers = _grpc_server(port + 1, address)
+    try:
+        _serve_tcp(port, address)
+    finally:
+        if transfers is not None:
+            transfers.stop(0)
+
+
+def _grpc_server(port: int, address: str) -> Any:
+    try:
+        import grpc  # noqa: F401
+    except ImportError:
+        return None
+    from tracetool.measure import grpc_probe_code
+
+    return grpc_probe_code.serve(port, address)
+
+
+def _serve_tcp(port: int, address: str) -> None:
     server = socket.socket()
     server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     server.bind((address, port))
@@ -220,9 +240,16 @@ def _pings(conn: socket.socket, count: int, interval_s: float) -> dict[str, list
 def _steps(conn: socket.socket, action: dict[str, Any], offset_s: float) -> dict[str, list[list[float]]]:
     """Training steps until ``until``: download, compute (a sleep), upload and its acknowledgement,
     as ``link_probe``'s workers step on the emulated link; the spans (request, download done,
-    upload start, upload acknowledged) of the steps begun after ``warm_until``, on this host's clock."""
+    upload start, upload acknowledged) of the steps begun after ``warm_until``, on this host's clock.
+    With ``"transport": "grpc"`` the steps' bytes go as gRPC calls to the server's next port."""
     download, upload, compute_s = int(action["download"]), int(action["upload"]), float(action["compute"])
     warm_until, until = float(action["warm_until"]) - offset_s, float(action["until"]) - offset_s
+    if action.get("transport", "tcp") == "grpc":
+        from tracetool.measure import grpc_probe_code
+
+        address, port = conn.getpeername()[:2]
+        return {"spans": grpc_probe_code.steps(address, port + 1, grpc_probe_code.split_bytes(download),
+                                               grpc_probe_code.split_bytes(upload), compute_s, warm_until, until)}
     spans = []
     while time.monotonic() < until:
         down = _download(conn, download)
