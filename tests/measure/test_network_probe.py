@@ -240,11 +240,13 @@ def test_probe_recovers_the_line_rate_and_tells_a_deep_queue_from_a_shallow_one(
 
 @pytest.mark.cluster
 @needs_root
-def test_probe_of_real_hosts_runs_on_each_host_and_ends_by_itself(tmp_path: Path):
+@pytest.mark.parametrize("transport", ["tcp", "grpc"])
+def test_probe_of_real_hosts_runs_on_each_host_and_ends_by_itself(tmp_path: Path, transport: str):
     """The --cluster mode on four namespaces standing in for hosts: the PS serves, workers 1 and 2
     follow, worker 0 orchestrates and writes the profile, with the reference step probed by one to
-    three workers; the PS and the followers end when worker 0 is done. A real link's buffer is
-    unknown, so the contention efficiency is the least-squares one."""
+    three workers over either transport (gRPC: to the PS's next port); the PS and the followers
+    end when worker 0 is done. A real link's buffer is unknown, so the contention efficiency is
+    the least-squares one."""
     import subprocess
     import sys
 
@@ -262,7 +264,8 @@ def test_probe_of_real_hosts_runs_on_each_host_and_ends_by_itself(tmp_path: Path
             return subprocess.Popen(topology.command_in(job, index, argv), stdout=subprocess.PIPE,
                                     stderr=subprocess.PIPE, text=True)
 
-        procs = [start("ps", 0), start("worker", 1), start("worker", 2), start("worker", 0, "--out", str(out))]
+        procs = [start("ps", 0), start("worker", 1), start("worker", 2),
+                 start("worker", 0, "--transport", transport, "--out", str(out))]
         try:
             results = [p.communicate(timeout=400) for p in reversed(procs)]
         finally:
@@ -281,7 +284,8 @@ def test_probe_of_real_hosts_runs_on_each_host_and_ends_by_itself(tmp_path: Path
         assert fit.contention_source == "least squares"
         assert 8 * fit.download_bytes / profile.download.payload_bps == pytest.approx(fit.transfer_s, rel=0.03)
         assert 0.1 <= min(fit.contention_efficiency, fit.download_reverse_efficiency, fit.upload_reverse_efficiency)
-    assert "1 to 3 workers" in results[0][0] + results[0][1]
+    assert f"1 to 3 workers over {transport}" in results[0][0] + results[0][1]
+    assert profile.environment["step_transport"] == transport
 
 
 def test_the_probe_of_real_hosts_uses_up_to_four_workers():
