@@ -37,6 +37,9 @@ VG  validate's defaults with its probe over gRPC, 20-second windows (``VALIDATE_
     ``<point>/grpc-probes/``);
 VW  the same with raw TCP and 20-second windows (``VALIDATE_ARGS="--probe-duration 20"
     environment_repredict.sh ROOT tcp20-probes --probe``, into ``<point>/tcp20-probes/``);
+S   validate's defaults with the probe's workers starting spread over a lone step, as the
+    replay starts its workers (``environment_repredict.sh ROOT spread --probe``, into
+    ``<point>/spread/``);
 deep the same two-run probes where the shaped queue is deeper than the replay's latency lets the
     probe's three- and four-worker rates set the contention efficiency (validate's default:
     ``link_calibration.rates_set_contention``), into ``<point>/deep-rates/``.
@@ -77,7 +80,7 @@ def main() -> None:
         variants = {"V0": {r["workers"]: r["predicted"] for r in v["rows"]}}
         for name, folder in (("re", "repredicted"), ("one", "calibrated"), ("now", "two-probes"),
                              ("deep", "deep-rates"), ("VG", "grpc-probes"),
-                             ("VW", "tcp20-probes")):
+                             ("VW", "tcp20-probes"), ("S", "spread")):
             redone = vfile.parent / folder / "validation.json"
             if redone.exists():
                 variants[name] = {r["workers"]: r["predicted"] for r in json.loads(redone.read_text())["rows"]}
@@ -100,12 +103,12 @@ def main() -> None:
             print(f"{env:12s} {point:18s} {w} {r['measured']:7.3f} {shown}{cpu}", flush=True)
     for env in sorted({r[0] for r in rows}):
         sub = [r for r in rows if r[0] == env and not r[4]]
-        for k in ("V0", "V1", "V2", "re", "one", "now", "deep", "VG", "VW", "P", "P2", "P3", "PG"):
+        for k in ("V0", "V1", "V2", "re", "one", "now", "deep", "S", "VG", "VW", "P", "P2", "P3", "PG"):
             e = [abs(r[5][k]) for r in sub if k in r[5]]
             if e:
                 print(f"{env:12s} {k}: {len(e)} points, median {statistics.median(e):.1f}%, max {max(e):.1f}%")
         latest = "deep" if any("deep" in r[5] for r in sub) else "now"
-        for variant in (latest, "VG", "VW", "P", "P2", "P3", "PG"):
+        for variant in (latest, "S", "VG", "VW", "P", "P2", "P3", "PG"):
             for n in sorted({r[2] for r in sub}):
                 signed = [r[5][variant] for r in sub if r[2] == n and variant in r[5]]
                 if signed:

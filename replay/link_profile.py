@@ -55,6 +55,8 @@ class DirectionProfile:
     overtake_long: float  # the same, long transfers
     short_transfer_s: float
     long_transfer_s: float
+    # join trials read, both lengths; 0: none ran (the default where step fits give the sharing),
+    # and contention efficiency, seniority and overtakes hold the neutral 1, 1 and 0, which no replay reads
     trials: int
 
 
@@ -183,8 +185,12 @@ def link_profile_from_json(data: Any, origin: str) -> LinkProfile:
     upload = _direction(object_field(data, "upload", place), Place(origin, "upload", _FIX))
     environment = object_field(data, "environment", place, default={})
     string_field(environment, "kind", Place(origin, "environment", _FIX), default="")
+    step_fits = _step_fits(data, download, origin)
+    if not step_fits and min(download.trials, upload.trials) == 0:
+        raise ToolError(f"{origin} has neither join trials nor step fits: nothing says how connections share the "
+                        f"link; {_FIX}")
     return LinkProfile(download, upload, number_field(data, "rtt_idle_s", place, maximum=60.0), environment,
-                       _step_fits(data, download, origin))
+                       step_fits)
 
 
 def _interpolated(fits: tuple[StepFit, ...], transfer_s: float, key: str) -> float:

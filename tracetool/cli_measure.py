@@ -206,15 +206,18 @@ def add_probe_command(sub: argparse._SubParsersAction) -> None:
         description="On an emulated PS link (one namespace per task, tbf both ways, as measure builds it; needs "
                     "root) or on the hosts of a real cluster (--cluster, run on the PS and on workers 0 to 3, or "
                     "all the cluster has if fewer): one connection's bulk rate each way, idle and loaded round trips "
-                    "(the standing queue), join trials of two workers (how a busy direction is shared), and a "
-                    "reference step of one to four workers (the link's contention and reverse efficiencies). "
+                    "(the standing queue), a reference step of one to four workers (the link's contention and reverse "
+                    "efficiencies) and, with --trials or --no-step-fit, join trials of two workers (how a busy "
+                    "direction is shared). "
                     "Writes a link profile JSON for replay predict --link-profile (docs/network-probe.md).")
     p.add_argument("--bandwidth", default="", help="the emulated link's rate both ways (tc syntax: 100mbit, 1gbit)")
     p.add_argument("--queue", default="5ms", metavar="TIME|BYTES",
                    help="the link's buffer: a time of traffic at the line rate (default 5ms) or bytes (256kb)")
     p.add_argument("--tcp-congestion-control", default="cubic", metavar="ALGORITHM",
                    help="TCP congestion control of the tasks (default cubic)")
-    p.add_argument("--trials", type=int, default=8, help="join trials per direction and transfer length (default 8)")
+    p.add_argument("--trials", type=int, default=None,
+                   help="join trials of two workers per direction and transfer length (default 0, or 8 with "
+                        "--no-step-fit: the replay takes its sharing from the step fits where they exist)")
     p.add_argument("--no-step-fit", action="store_true",
                    help="skip the reference step of one to four workers (about 1.5 minutes a run) whose replayed fit "
                         "gives the profile's contention and reverse efficiencies")

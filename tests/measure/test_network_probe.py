@@ -104,7 +104,14 @@ def _fitted_profile(**direction: float) -> LinkProfile:
                        (SHORT_FIT, LONG_FIT))
 
 
-@pytest.mark.parametrize("profile", [_profile(), _fitted_profile()])
+def _fitted_profile_without_trials() -> LinkProfile:
+    from dataclasses import replace
+
+    profile = _fitted_profile()
+    return replace(profile, download=replace(profile.download, trials=0), upload=replace(profile.upload, trials=0))
+
+
+@pytest.mark.parametrize("profile", [_profile(), _fitted_profile(), _fitted_profile_without_trials()])
 def test_a_profile_round_trips_through_json(tmp_path: Path, profile: LinkProfile):
     path = tmp_path / "link.json"
     path.write_text(json.dumps(profile.to_json_dict()))
@@ -143,6 +150,7 @@ def test_a_profile_with_one_step_fit_from_before_there_were_two_still_reads():
     (_profile, lambda d: d["download"].update(payload_bps=-1.0), "payload_bps"),
     (_profile, lambda d: d["upload"].pop("seniority"), "seniority"),
     (_profile, lambda d: d["download"].update(overtake_short=1.5), "overtake_short"),
+    (_profile, lambda d: d["upload"].update(trials=0), "neither join trials nor step fits"),
     (_fitted_profile, lambda d: d["step_fits"][0].update(contention_efficiency=0.05),
      r"step_fits\[0\] field 'contention_efficiency' is 0.05"),
     (_fitted_profile, lambda d: d["step_fits"][1].update(upload_reverse_efficiency=1.5), "upload_reverse_efficiency"),
@@ -246,7 +254,8 @@ def test_probe_of_real_hosts_runs_on_each_host_and_ends_by_itself(tmp_path: Path
     follow, worker 0 orchestrates and writes the profile, with the reference step probed by one to
     three workers over either transport (gRPC: to the PS's next port); the PS and the followers
     end when worker 0 is done. A real link's buffer is unknown, so the contention efficiency is
-    the least-squares one."""
+    the least-squares one. Join trials run where asked for (here with TCP), else none."""
+    trials = ["--trials", "2"] if transport == "tcp" else []
     import subprocess
     import sys
 
@@ -260,7 +269,7 @@ def test_probe_of_real_hosts_runs_on_each_host_and_ends_by_itself(tmp_path: Path
 
         def start(job: str, index: int, *extra: str) -> subprocess.Popen:
             argv = [sys.executable, "-m", "tracetool.cli", "probe", "--cluster", str(cluster), "--job", job,
-                    "--task-index", str(index), "--trials", "2", *extra]
+                    "--task-index", str(index), *trials, *extra]
             return subprocess.Popen(topology.command_in(job, index, argv), stdout=subprocess.PIPE,
                                     stderr=subprocess.PIPE, text=True)
 
@@ -277,7 +286,7 @@ def test_probe_of_real_hosts_runs_on_each_host_and_ends_by_itself(tmp_path: Path
     assert profile.environment["kind"] == "hosts"
     for direction in (profile.download, profile.upload):
         assert direction.line_rate_bps == pytest.approx(50e6, rel=0.02)
-        assert direction.trials == 4
+        assert direction.trials == (4 if trials else 0)
     assert [fit.transfer_s for fit in profile.step_fits] == [0.25]
     assert sorted(workers for workers, _ in profile.step_fits[0].runs) == [1, 2, 3]
     for fit in profile.step_fits:
@@ -286,6 +295,18 @@ def test_probe_of_real_hosts_runs_on_each_host_and_ends_by_itself(tmp_path: Path
         assert 0.1 <= min(fit.contention_efficiency, fit.download_reverse_efficiency, fit.upload_reverse_efficiency)
     assert f"1 to 3 workers over {transport}" in results[0][0] + results[0][1]
     assert profile.environment["step_transport"] == transport
+
+
+def test_join_trials_run_by_default_only_where_no_step_fit_gives_the_sharing():
+    from tracetool.measure.network_probe import DEFAULT_TRIALS, join_trials
+
+    assert join_trials(None, step_fit=True) == 0
+    assert join_trials(None, step_fit=False) == DEFAULT_TRIALS
+    assert join_trials(3, step_fit=True) == 3
+    with pytest.raises(ToolError, match="--trials 0 with --no-step-fit"):
+        join_trials(0, step_fit=False)
+    with pytest.raises(ToolError, match="between 0 and 100, got 101"):
+        join_trials(101, step_fit=True)
 
 
 def test_the_probe_of_real_hosts_uses_up_to_four_workers():

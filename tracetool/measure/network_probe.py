@@ -278,8 +278,8 @@ def _measure(cluster: Any, guess_bytes_per_s: float, trials: int, say: Callable[
     loaded_down, loaded_up = _loaded_round_trips(cluster, down_rate, up_rate, say)
     directions = {}
     for direction, rate, loaded in (("down", down_rate, loaded_down), ("up", up_rate, loaded_up)):
-        readings = {}
-        for transfer_s in (SHORT_TRANSFER_S, LONG_TRANSFER_S):
+        readings: dict[float, list[JoinTrial]] = {SHORT_TRANSFER_S: [], LONG_TRANSFER_S: []}
+        for transfer_s in (SHORT_TRANSFER_S, LONG_TRANSFER_S) if trials else ():
             say(f"  join trials, {'downloads' if direction == 'down' else 'uploads'} of {transfer_s * 1e3:.0f} ms")
             readings[transfer_s] = _join_trials(cluster, direction, rate, transfer_s, trials)
         both = readings[SHORT_TRANSFER_S] + readings[LONG_TRANSFER_S]
@@ -291,15 +291,27 @@ def _measure(cluster: Any, guess_bytes_per_s: float, trials: int, say: Callable[
             overtake_long=summarize_trials(readings[LONG_TRANSFER_S])[1],
             short_transfer_s=SHORT_TRANSFER_S, long_transfer_s=LONG_TRANSFER_S, trials=len(both))
     for name, d in (("down", directions["down"]), ("up", directions["up"])):
-        say(f"  {name}: line rate {d.line_rate_bps / 1e6:.2f} Mbit/s, standing queue {d.queue_delay_s * 1e3:.1f} ms, "
-            f"seniority {d.seniority:.2f}, overtaken {d.overtake_short:.0%} (short) {d.overtake_long:.0%} (long), "
-            f"contention efficiency {d.contention_efficiency:.3f}")
+        sharing = (f", seniority {d.seniority:.2f}, overtaken {d.overtake_short:.0%} (short) {d.overtake_long:.0%} "
+                   f"(long), contention efficiency {d.contention_efficiency:.3f}") if trials else ""
+        say(f"  {name}: line rate {d.line_rate_bps / 1e6:.2f} Mbit/s, standing queue {d.queue_delay_s * 1e3:.1f} ms"
+            + sharing)
     return directions["down"], directions["up"], statistics.median(idle)
 
 
-def _check_trials(trials: int) -> None:
-    if not 1 <= trials <= 100:
-        raise ToolError(f"--trials must be between 1 and 100, got {trials}")
+def join_trials(trials: int | None, step_fit: bool) -> int:
+    """How many join trials to run per direction and transfer length. By default none where the
+    reference steps are probed: the replay then takes its efficiencies from the step fits and
+    keeps the default seniority and overtake law, so the trials' minute and a half would measure
+    nothing it uses (their seniority and overtakes predicted deep buffers 20-50% fast,
+    docs/network-probe.md). Without the step fit they are the profile's only measure of sharing."""
+    if trials is None:
+        return 0 if step_fit else DEFAULT_TRIALS
+    if not 0 <= trials <= 100:
+        raise ToolError(f"--trials must be between 0 and 100, got {trials}")
+    if trials == 0 and not step_fit:
+        raise ToolError("--trials 0 with --no-step-fit leaves the profile no measure of how connections share the "
+                        "link; give --trials 1 or more, or drop --no-step-fit")
+    return trials
 
 
 def _created_at() -> str:
@@ -307,14 +319,14 @@ def _created_at() -> str:
 
 
 def probe_network(bandwidth_bps: float, queue: QueueSize = DEFAULT_QUEUE,
-                  tcp_congestion_control: str = DEFAULT_TCP_CONGESTION_CONTROL, trials: int = DEFAULT_TRIALS,
+                  tcp_congestion_control: str = DEFAULT_TCP_CONGESTION_CONTROL, trials: int | None = None,
                   progress: Callable[[str], None] | None = None, step_fit: bool = True,
                   step_repeats: int = DEFAULT_STEP_REPEATS, reference_steps_s: tuple[float, ...] | None = None,
                   transport: str = DEFAULT_TRANSPORT, step_window_s: float | None = None) -> LinkProfile:
     """Probe the emulated PS link of this machine; with ``step_fit`` also the reference steps of
     one to four workers over ``transport`` (``link_probe.TRANSPORTS``) for windows of at least
     ``step_window_s``, whose replayed fits give the profile's link efficiencies (``link_step_fit``)."""
-    _check_trials(trials)
+    trials = join_trials(trials, step_fit)
     check_probe_repeats(step_repeats, "--step-repeats")
     say = progress or (lambda text: None)
     guess = bandwidth_bps * payload_efficiency_for_mtu(MTU) / 8
@@ -368,7 +380,7 @@ def probing_workers(cluster: dict[str, list[str]]) -> int:
     return min(MAX_STEP_WORKERS, len(cluster["worker"]))
 
 
-def probe_hosts(cluster: dict[str, list[str]], job: str, task_index: int, trials: int = DEFAULT_TRIALS,
+def probe_hosts(cluster: dict[str, list[str]], job: str, task_index: int, trials: int | None = None,
                 progress: Callable[[str], None] | None = None, step_fit: bool = True,
                 step_repeats: int = DEFAULT_STEP_REPEATS, reference_steps_s: tuple[float, ...] | None = None,
                 transport: str = DEFAULT_TRANSPORT, step_window_s: float | None = None) -> LinkProfile | None:
@@ -379,7 +391,7 @@ def probe_hosts(cluster: dict[str, list[str]], job: str, task_index: int, trials
     A real link's buffer is unknown, so the contention efficiency stays the least-squares one
     (``rates_set_contention``): the standing queue the probe measures does not tell the buffer
     (BBR keeps a 100 ms buffer's at 3-10 ms, and CUBIC's behind tbf's 5 ms queue read 6-45 ms)."""
-    _check_trials(trials)
+    trials = join_trials(trials, step_fit)
     check_probe_repeats(step_repeats, "--step-repeats")
     say = progress or (lambda text: None)
     workers = probing_workers(cluster)
