@@ -16,7 +16,6 @@ from tracetool.measure.link_probe import (
     fit_contention_efficiency,
     fit_link_efficiencies,
     probe_point,
-    start_delays_s,
     summarize_spans,
 )
 from tracetool.measure.validate import probe_window_s
@@ -144,25 +143,6 @@ def test_real_probe_of_two_workers_takes_turns_on_a_shaped_link(transport: str):
     alone_share, _, _ = fit_contention_efficiency([one, two], payload_bps)
     assert 0.85 < alone_share < 1.1
     assert not [n for n in netns.list_namespaces() if n.startswith(f"{netns.NAMESPACE_PREFIX}{os.getpid()}-")]
-
-
-def test_workers_start_spread_evenly_over_a_lone_step():
-    # 1 MB each way at 20mbit is 0.4 s each way; with 0.1 s of compute a lone step is 0.9 s
-    assert start_delays_s(3, 20e6, 1_000_000, 1_000_000, 0.1) == pytest.approx([0.0, 0.3, 0.6])
-    assert start_delays_s(1, 20e6, 1_000_000, 1_000_000, 0.1) == [0.0]
-
-
-@pytest.mark.cluster
-@needs_root
-@pytest.mark.parametrize("transport", ["tcp", "grpc"])
-def test_real_probe_workers_start_out_of_phase(transport: str):
-    """Two workers whose step is mostly compute (40 ms transfers each way, 0.4 s of compute):
-    started half a step apart, as the replay starts its workers, their transfers do not meet.
-    (Started together, a fifth to a third of their download time was contended.)"""
-    two = probe_point(20e6, 100_000, 100_000, 2, duration_s=3.0, warmup_s=1.0, compute_s=0.4, transport=transport)
-    assert two.down_alone_s > 0.2 and two.up_alone_s > 0.2
-    assert two.down_contended_s < 0.05 * two.down_alone_s
-    assert two.up_contended_s < 0.05 * two.up_alone_s
 
 
 def test_grpc_tensors_split_the_step_s_bytes_without_an_empty_one():

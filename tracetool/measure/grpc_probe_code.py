@@ -55,17 +55,16 @@ def serve(port: int, address: str = "0.0.0.0") -> Any:
 
 
 def steps(address: str, port: int, downloads: list[int], uploads: list[int], compute_s: float,
-          warm_until: float, until: float, start_at: float = 0.0) -> list[list[float]]:
-    """Training steps over one channel, the first at ``start_at`` (once connected), until
-    ``until`` (this host's monotonic clock): the download's tensors, compute (a sleep: it leaves
-    the CPU free), the upload's tensors; the spans of the steps begun after ``warm_until``."""
+          warm_until: float, until: float) -> list[list[float]]:
+    """Training steps over one channel until ``until`` (this host's monotonic clock): the
+    download's tensors, compute (a sleep: it leaves the CPU free), the upload's tensors; the
+    spans of the steps begun after ``warm_until``."""
     import grpc
 
     requests = [struct.pack("<q", size) for size in downloads]
     blobs = [b"g" * size for size in uploads]
     with grpc.insecure_channel(f"{address}:{port}", options=OPTIONS) as channel:
         grpc.channel_ready_future(channel).result(timeout=30)
-        time.sleep(max(0.0, start_at - time.monotonic()))
         download = channel.unary_unary(f"/{SERVICE}/Download")
         upload = channel.unary_unary(f"/{SERVICE}/Upload")
         spans = []
@@ -94,14 +93,14 @@ time.sleep(10 ** 6)
 """
 
 # A worker, arguments: PS address, download and upload tensor sizes (comma-separated), window s,
-# warm-up s (from its own start), port, compute s, start delay s. Prints its steps' spans.
+# warm-up s, port, compute s. Prints its steps' spans.
 WORKER_CODE = """
 import sys, time
 from tracetool.measure.grpc_probe_code import steps
 address, downloads, uploads = sys.argv[1], sys.argv[2], sys.argv[3]
 duration, warm, port, compute = float(sys.argv[4]), float(sys.argv[5]), int(sys.argv[6]), float(sys.argv[7])
-begin = time.monotonic() + float(sys.argv[8])
+begin = time.monotonic()
 print(repr([tuple(span) for span in steps(address, port, [int(x) for x in downloads.split(',')],
                                           [int(x) for x in uploads.split(',')], compute, begin + warm,
-                                          begin + warm + duration, start_at=begin)]))
+                                          begin + warm + duration)]))
 """

@@ -67,20 +67,18 @@ for _ in range(n):
 time.sleep(10 ** 6)
 """
 
-# A worker: connects, waits its start delay, steps until the deadline; prints every step's
-# (start, download done, upload start, upload done) on the shared monotonic clock. The compute
-# is a sleep: it leaves the CPU free. The warm-up counts from its own start.
+# A worker: steps until the deadline; prints every step's (start, download done, upload start,
+# upload done) on the shared monotonic clock. The compute is a sleep: it leaves the CPU free.
 WORKER_CODE = """
 import socket, sys, time
 addr, (D, U), (duration, warm), port = sys.argv[1], map(int, sys.argv[2:4]), map(float, sys.argv[4:6]), int(sys.argv[6])
-compute, delay = float(sys.argv[7]), float(sys.argv[8])
+compute = float(sys.argv[7])
 for _ in range(100):
     try:
         s = socket.create_connection((addr, port)); break
     except OSError:
         time.sleep(0.05)
 blob = b'g' * U; spans = []
-time.sleep(delay)
 begin = time.monotonic()
 while time.monotonic() < begin + warm + duration:
     a = time.monotonic(); s.sendall(b'r'); got = 0
@@ -210,40 +208,25 @@ def _programs(transport: str, download_bytes: int, upload_bytes: int, workers: i
                              str(upload_bytes)])
 
 
-def start_delays_s(workers: int, bandwidth_bps: float, download_bytes: int, upload_bytes: int,
-                   compute_s: float) -> list[float]:
-    """Each worker's start after worker 0's: spread evenly over one lone step, as the replay
-    starts its workers (``replay.engine``'s stagger), so that the replay of a probe starts as
-    the probe did. Why it matters: workers that start together bunch behind a deep buffer and
-    stay bunched; TensorFlow's, which come up one by one, do not. alexnet's step at 25mbit
-    behind 100 ms with CUBIC, three workers: 0.93 steps/s started together, 1.26 spread
-    (TensorFlow 1.22); vgg's, four workers: 0.78 and 0.95 (1.12). A lone step's length is
-    its bytes at the shaped rate plus its compute: headers and round trips do not matter here."""
-    step_s = (download_bytes + upload_bytes) * 8.0 / bandwidth_bps + compute_s
-    return [step_s * i / workers for i in range(workers)]
-
-
 def probe_point(bandwidth_bps: float, download_bytes: int, upload_bytes: int, workers: int, duration_s: float,
                 warmup_s: float, compute_s: float = 0.0,
                 tcp_congestion_control: str = DEFAULT_TCP_CONGESTION_CONTROL,
                 queue: QueueSize = DEFAULT_QUEUE, transport: str = DEFAULT_TRANSPORT) -> ProbePoint:
-    """One worker count on a fresh shaped topology, the workers' starts spread over a lone step
-    (``start_delays_s``); every process ends with the call."""
+    """One worker count on a fresh shaped topology; every process ends with the call."""
     ps_argv, worker_argv = _programs(transport, download_bytes, upload_bytes, workers)
-    delays = start_delays_s(workers, bandwidth_bps, download_bytes, upload_bytes, compute_s)
     with ShapedTopology(workers, bandwidth_bps, tcp_congestion_control, queue) as topo:
         ps = subprocess.Popen(topo.command_in("ps", 0, ps_argv), env=child_environment())
         procs: list[subprocess.Popen] = [ps]
         try:
             time.sleep(0.5)
-            worker_procs = [  # every window opens when the last worker is warm
+            worker_procs = [
                 subprocess.Popen(topo.command_in("worker", i, worker_argv(topo.ps.address) + [
-                    str(duration_s), str(warmup_s + delays[-1] - delay), str(PORT), str(compute_s), str(delay)]),
+                    str(duration_s), str(warmup_s), str(PORT), str(compute_s)]),
                     stdout=subprocess.PIPE, text=True, env=child_environment())
-                for i, delay in enumerate(delays)
+                for i in range(workers)
             ]
             procs += worker_procs
-            outputs = [p.communicate(timeout=duration_s + warmup_s + delays[-1] + 120)[0] for p in worker_procs]
+            outputs = [p.communicate(timeout=duration_s + warmup_s + 120)[0] for p in worker_procs]
         except subprocess.TimeoutExpired:
             raise ToolError("a probe worker did not finish in time; is the shaped link passing traffic?") from None
         finally:

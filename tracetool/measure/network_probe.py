@@ -54,7 +54,6 @@ from tracetool.measure.link_probe import (
     STEP_WARMUP_S,
     ProbePoint,
     check_probe_repeats,
-    start_delays_s,
     summarize_spans,
 )
 
@@ -167,7 +166,6 @@ class _HostsProbeCluster:
         self.address, self.port, self.transport = address, port, transport
         self.link: probe_agent.ServerLink | None = probe_agent.ServerLink(address, port, timeout_s=120.0)
         self.sequence = dict.fromkeys(range(1, workers), 0)  # per following worker: the plans it has been given
-        self.rate_bps = 0.0  # the measured line rate, once known: it spreads the reference steps' starts
 
     def now(self) -> float:
         return self.link.now()
@@ -195,15 +193,12 @@ class _HostsProbeCluster:
         return results
 
     def probe_step(self, workers: int, download: int, upload: int, compute_s: float, window_s: float) -> ProbePoint:
-        """Workers 0 to ``workers - 1`` step for the window, their starts spread over a lone step
-        at the measured line rate ``rate_bps`` as on the emulated link (a ``link_step_fit.StepProber``)."""
+        """Workers 0 to ``workers - 1`` step together for the window (a ``link_step_fit.StepProber``)."""
         t0 = self.now() + self.lead_s
-        delays = start_delays_s(workers, self.rate_bps, download, upload, compute_s)
-        warm_until = t0 + delays[-1] + STEP_WARMUP_S
-        results = self.run({worker: [{"op": "steps", "download": download, "upload": upload, "compute": compute_s,
-                                      "at": t0 + delay, "warm_until": warm_until, "until": warm_until + window_s,
-                                      "transport": self.transport}]
-                            for worker, delay in enumerate(delays)})
+        plan = [{"op": "steps", "download": download, "upload": upload, "compute": compute_s, "at": t0,
+                 "warm_until": t0 + STEP_WARMUP_S, "until": t0 + STEP_WARMUP_S + window_s,
+                 "transport": self.transport}]
+        results = self.run(dict.fromkeys(range(workers), plan))
         return summarize_spans([[tuple(span) for span in results[worker][0]["spans"]] for worker in range(workers)],
                                download, upload)
 
@@ -421,7 +416,6 @@ def probe_hosts(cluster: dict[str, list[str]], job: str, task_index: int, trials
         guess = _guess_rate(hosts)
         say("  bulk rates")
         profile = LinkProfile(*_measure(hosts, guess, trials, say), environment)
-        hosts.rate_bps = profile.line_rate_bps
         if step_fit:
             from tracetool.measure.link_step_fit import MIN_STEP_WINDOW_S, REFERENCE_TRANSFERS_S, fit_reference_steps
 
