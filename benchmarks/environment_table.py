@@ -37,9 +37,9 @@ VG  validate's defaults with its probe over gRPC, 20-second windows (``VALIDATE_
     ``<point>/grpc-probes/``);
 VW  the same with raw TCP and 20-second windows (``VALIDATE_ARGS="--probe-duration 20"
     environment_repredict.sh ROOT tcp20-probes --probe``, into ``<point>/tcp20-probes/``);
-S   validate's defaults with the probe's workers starting spread over a lone step, as the
-    replay starts its workers (``environment_repredict.sh ROOT spread --probe``, into
-    ``<point>/spread/``);
+S   validate's defaults with the probe's workers starting spread evenly over a lone step, as the
+    replay starts its workers, rather than together (commit f2509d1, reverted: measured, not
+    adopted; ``environment_repredict.sh ROOT spread --probe`` into ``<point>/spread/``);
 deep the same two-run probes where the shaped queue is deeper than the replay's latency lets the
     probe's three- and four-worker rates set the contention efficiency (validate's default:
     ``link_calibration.rates_set_contention``), into ``<point>/deep-rates/``.
