@@ -13,6 +13,7 @@ from pathlib import Path
 
 from tracetool.cli_support import MODEL_HELP, parse_model_kwargs
 from tracetool.errors import ToolError
+from tracetool.measure.transports import DEFAULT_TRANSPORT, TRANSPORTS
 
 
 def _measure_request(args: argparse.Namespace, out_dir: Path):  # noqa: ANN202 - lazy import keeps --help fast
@@ -227,7 +228,7 @@ def add_probe_command(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--reference-steps", default="0.25", metavar="SECONDS[,SECONDS]",
                    help="transfer time each way of the reference steps (default 0.25); with several the replay "
                         "interpolates their fits by the model's transfer time (docs/network-probe.md)")
-    p.add_argument("--transport", choices=("tcp", "grpc"), default="tcp",
+    p.add_argument("--transport", choices=TRANSPORTS, default=DEFAULT_TRANSPORT,
                    help="how the reference steps move their bytes: one TCP send each way (default) or gRPC calls of "
                         "several tensors, as TensorFlow's workers do (on real hosts the PS then also listens on the "
                         "port after its own; docs/network-probe.md)")
@@ -286,7 +287,7 @@ def add_measure_commands(sub: argparse._SubParsersAction) -> None:
                    help="with --contention-efficiency probe: probe runs per worker count, each on a fresh link "
                    "and each a point of the fit (default 2: one window is noisy, and three or more workers "
                    "settle into either of two regimes)")
-    v.add_argument("--probe-transport", choices=("tcp", "grpc"), default="tcp",
+    v.add_argument("--probe-transport", choices=TRANSPORTS, default=DEFAULT_TRANSPORT,
                    help="with --contention-efficiency probe: how the probe's workers move the step's bytes: one TCP "
                         "send each way (default) or gRPC calls of several tensors, as TensorFlow's workers do")
     v.add_argument("--from-profile", default="", help="reuse this profile folder instead of profiling again")

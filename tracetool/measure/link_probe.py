@@ -32,13 +32,12 @@ import numpy as np
 from tracetool.cluster.parent_death import DIE_WITH_PARENT_CODE, child_environment
 from tracetool.cluster.topology import DEFAULT_QUEUE, DEFAULT_TCP_CONGESTION_CONTROL, QueueSize, ShapedTopology
 from tracetool.errors import ToolError
+from tracetool.measure.transports import DEFAULT_TRANSPORT, TRANSPORTS
 
 PORT = 5001
 STEP_WARMUP_S = 2.0  # steps before a probe's window opens: connections past their first slow start
 MAX_STEP_WORKERS = 4  # a link profile's reference steps run one to this many workers
 MAX_PROBE_REPEATS = 10
-TRANSPORTS = ("tcp", "grpc")  # one sendall each way per step, or TensorFlow's gRPC calls (grpc_probe_code)
-DEFAULT_TRANSPORT = "tcp"
 
 # The PS: one thread per worker connection; on a request byte it sends D bytes, then reads U
 # bytes and acknowledges them with one byte (the "update applied" of a real step).
