@@ -41,7 +41,7 @@ def main() -> None:
     parser.add_argument("env")
     parser.add_argument("points")
     parser.add_argument("--workers", default="1,2,3,4")
-    parser.add_argument("--transport", choices=link_probe.TRANSPORTS, default="tcp")
+    parser.add_argument("--transport", choices=link_probe.TRANSPORTS, default=link_probe.DEFAULT_TRANSPORT)
     parser.add_argument("--window", type=float, default=0.0, help="seconds (default: validate's window)")
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--bins", action="store_true")

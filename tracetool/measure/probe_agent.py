@@ -27,6 +27,7 @@ import time
 from typing import Any
 
 from tracetool.cluster.parent_death import die_with_parent
+from tracetool.measure.transports import DEFAULT_TRANSPORT
 
 CHUNK = 1 << 20
 
@@ -244,7 +245,7 @@ def _steps(conn: socket.socket, action: dict[str, Any], offset_s: float) -> dict
     With ``"transport": "grpc"`` the steps' bytes go as gRPC calls to the server's next port."""
     download, upload, compute_s = int(action["download"]), int(action["upload"]), float(action["compute"])
     warm_until, until = float(action["warm_until"]) - offset_s, float(action["until"]) - offset_s
-    if action.get("transport", "tcp") == "grpc":
+    if action.get("transport", DEFAULT_TRANSPORT) == "grpc":
         from tracetool.measure import grpc_probe_code
 
         address, port = conn.getpeername()[:2]
