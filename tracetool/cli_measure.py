@@ -13,7 +13,7 @@ from pathlib import Path
 
 from tracetool.cli_support import MODEL_HELP, parse_model_kwargs
 from tracetool.errors import ToolError
-from tracetool.measure.transports import DEFAULT_TRANSPORT, TRANSPORTS
+from tracetool.measure.transports import DEFAULT_TRANSPORT, MODEL_PROBE_TRANSPORTS, TRANSPORTS
 
 
 def _measure_request(args: argparse.Namespace, out_dir: Path):  # noqa: ANN202 - lazy import keeps --help fast
@@ -287,9 +287,10 @@ def add_measure_commands(sub: argparse._SubParsersAction) -> None:
                    help="with --contention-efficiency probe: probe runs per worker count, each on a fresh link "
                    "and each a point of the fit (default 2: one window is noisy, and three or more workers "
                    "settle into either of two regimes)")
-    v.add_argument("--probe-transport", choices=TRANSPORTS, default=DEFAULT_TRANSPORT,
+    v.add_argument("--probe-transport", choices=MODEL_PROBE_TRANSPORTS, default=DEFAULT_TRANSPORT,
                    help="with --contention-efficiency probe: how the probe's workers move the step's bytes: one TCP "
-                        "send each way (default) or gRPC calls of several tensors, as TensorFlow's workers do")
+                        "send each way (default), gRPC calls of several tensors, as TensorFlow's workers do, or "
+                        "TensorFlow itself carrying the model's tensors with a sleep for its compute")
     v.add_argument("--from-profile", default="", help="reuse this profile folder instead of profiling again")
     v.add_argument("--from-measured", default="", help="reuse this measured.json instead of measuring again")
     v.add_argument("--from-link-probe", default="", help="with --contention-efficiency probe: reuse this "

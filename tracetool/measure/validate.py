@@ -31,6 +31,7 @@ from tracetool.measure.compared import WORKER_STEPS, Compared, compared_for, syn
 from tracetool.measure.link_probe import DEFAULT_TRANSPORT, check_probe_repeats
 from tracetool.measure.measurement import MeasureRequest, load_measured, run_measure
 from tracetool.measure.slow_workers import SlowWorker, same_slow_workers, worker_speeds
+from tracetool.measure.transports import TENSORFLOW_TRANSPORT
 from tracetool.outputs import output_folder, write_marker
 
 VALIDATION_FILE = "validation.json"
@@ -54,7 +55,8 @@ class ValidateRequest:
     probe_link: bool | None = False
     probe_duration_s: float | None = None  # None: long enough for every probe worker's steps
     probe_repeats: int = 2  # probe runs per worker count, each a point of the fit (see probe_link)
-    probe_transport: str = DEFAULT_TRANSPORT  # link_probe.TRANSPORTS: one TCP send each way, or gRPC calls
+    # transports.MODEL_PROBE_TRANSPORTS: one TCP send each way, gRPC calls, or TensorFlow on the model's tensors
+    probe_transport: str = DEFAULT_TRANSPORT
     from_link_probe: Path | None = None  # reuse an earlier link-probe.json of the same step shape
 
 
@@ -131,6 +133,7 @@ def probe_contention_efficiency(request: ValidateRequest, graph: Any, latency_s:
     for 0.6 to 0.7 MB steps with 16 to 27 ms of it."""
     from replay import ReplaySettings, predict
     from tracetool.measure.link_probe import probe_link
+    from tracetool.measure.tensorflow_probe import DEFAULT_MIN_WINDOW_S, probe_with_tensorflow
 
     m = request.measure
     counts = sorted(set(m.workers))
@@ -142,9 +145,17 @@ def probe_contention_efficiency(request: ValidateRequest, graph: Any, latency_s:
     transfers_s = (8.0 * one.download_bytes_per_step / link.download_payload_bps()
                    + 8.0 * one.upload_bytes_per_step / link.upload_payload_bps())
     compute_s = max(0.0, 1.0 / one.one_worker_steps_per_second - transfers_s)
+    duration_s = request.probe_duration_s or probe_window_s(max(counts), transfers_s + compute_s)
+    if request.probe_transport == TENSORFLOW_TRANSPORT:
+        say(f"probing the shaped link with TensorFlow on the model's tensors: {one.download_bytes_per_step:,} B "
+            f"down, {one.upload_bytes_per_step:,} B up, {compute_s * 1e3:.0f} ms compute per step")
+        window_s = request.probe_duration_s or max(DEFAULT_MIN_WINDOW_S, duration_s)
+        document = probe_with_tensorflow(m, graph, compute_s, one.download_bytes_per_step, one.upload_bytes_per_step,
+                                         window_s, request.probe_repeats, request.out_dir.resolve(), say)
+        write_json_atomically(request.out_dir.resolve() / LINK_PROBE_FILE, document)
+        return document
     say(f"probing the shaped link without TensorFlow: {one.download_bytes_per_step:,} B down, "
         f"{one.upload_bytes_per_step:,} B up, {compute_s * 1e3:.0f} ms compute per step")
-    duration_s = request.probe_duration_s or probe_window_s(max(counts), transfers_s + compute_s)
     probe = probe_link(m.bandwidth_bps, one.download_bytes_per_step, one.upload_bytes_per_step, compute_s, counts,
                        link.download_payload_bps(), duration_s=duration_s,
                        tcp_congestion_control=m.tcp_congestion_control, progress=say, queue=m.queue,
@@ -174,7 +185,9 @@ def replayed_link_fit(probe: dict[str, Any], latency_s: float, queue_s: float | 
     queue of ``queue_s`` deeper than the replay's latency holds, the contention efficiency too."""
     from tracetool.measure.link_calibration import calibrate_link_to_probe, rates_set_contention
 
-    fit = calibrate_link_to_probe(probe, latency_s, replay_contention=rates_set_contention(queue_s))
+    # TensorFlow's own probe has only rates, and they are TensorFlow's: they set the contention everywhere
+    by_rates = rates_set_contention(queue_s) or probe.get("transport") == TENSORFLOW_TRANSPORT
+    fit = calibrate_link_to_probe(probe, latency_s, replay_contention=by_rates)
     say(f"  replayed probe: contention efficiency {fit.contention_efficiency:.3f} ({fit.contention_source}); "
         f"a lone transfer under the other "
         f"direction's load keeps {fit.download_reverse_efficiency:.0%} (download), "
@@ -683,10 +696,12 @@ def _validate_into(request: ValidateRequest, measured_file: dict[str, Any] | Non
         "reverse_efficiencies": {"download": reverse[0], "upload": reverse[1]},
         "link_fit": link_fit,
         "link_probe": None if probe is None else {
-            k: probe[k] for k in ("download_bytes", "upload_bytes", "compute_s", "alone_share", "contended_share")
+            k: probe.get(k) for k in ("download_bytes", "upload_bytes", "compute_s", "alone_share", "contended_share")
         } | dict(zip(("download_reverse_efficiency", "upload_reverse_efficiency"), probe_reverse_efficiencies(probe),
-                     strict=True)) | {"points": [{"workers": p["workers"], "steps_per_second": p["steps_per_second"],
-                         "down_busy": p["down_busy"], "up_busy": p["up_busy"]} for p in probe["points"]]},
+                     strict=True)) | {"transport": probe.get("transport", DEFAULT_TRANSPORT),
+                                      "points": [{"workers": p["workers"], "steps_per_second": p["steps_per_second"],
+                                                  "down_busy": p.get("down_busy"), "up_busy": p.get("up_busy")}
+                                                 for p in probe["points"]]},
         "rows": rows,
         "summary": summary,
     }

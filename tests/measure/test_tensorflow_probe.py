@@ -1,0 +1,81 @@
+"""validate's TensorFlow probe: a model file of the step's tensors, and its measurement as a link probe."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tracetool.measure.tensorflow_probe import link_probe_of_measurement, probe_model_source
+from tracetool.measure.transports import TENSORFLOW_TRANSPORT
+
+TENSOR_BYTES = [4, 1026, 40_000]  # one scalar, one size that is not whole float32s, one larger tensor
+
+
+def _training_graph(tmp_path: Path, compute_s: float = 0.001):
+    from tracetool.collect.training_graph import build_training_graph
+
+    model_file = tmp_path / "probe_model.py"
+    model_file.write_text(probe_model_source("mlp", TENSOR_BYTES, compute_s))
+    return build_training_graph(str(model_file), batch_size=1, optimizer="sgd",
+                                cluster={"ps": ["localhost:2222"], "worker": ["localhost:2223"]}, worker_task=0)
+
+
+def test_the_probe_model_downloads_each_tensor_once_at_its_size(tmp_path: Path):
+    """Every tensor becomes a PS variable the worker reads whole, exactly once per step (a second
+    read would send it twice), rounded up to whole float32s."""
+    import tensorflow as tf
+
+    training = _training_graph(tmp_path)
+    trainable = [v for v in training.variables if v["trainable"]]
+    assert [v["bytes"] for v in trainable] == [4, 1028, 40_000]
+    assert all(v["read_by_worker"] == "whole" for v in trainable)
+    for variable in trainable:
+        reads = [op for op in training.graph.get_operations()
+                 if op.type == "ReadVariableOp" and op.inputs[0].op.name == variable["name"]
+                 and any("/job:worker" in c.device for c in op.outputs[0].consumers())]
+        assert len(reads) == 1, variable["name"]
+    assert isinstance(training.loss, tf.Tensor)
+
+
+def test_every_gradient_waits_for_every_download_and_the_compute(tmp_path: Path):
+    """As backpropagation does: no upload can start before the whole forward step is done."""
+    training = _training_graph(tmp_path)
+    applies = [op for op in training.graph.get_operations() if op.type == "ResourceApplyGradientDescent"]
+    assert len(applies) == len(TENSOR_BYTES)
+    for apply in applies:
+        seen, stack, reads, waits = set(), [apply.inputs[2].op], set(), False
+        while stack:
+            op = stack.pop()
+            if op.name in seen:
+                continue
+            seen.add(op.name)
+            if op.type == "ReadVariableOp":
+                reads.add(op.inputs[0].op.name)
+            waits = waits or op.type == "PyFunc" or op.type == "PyFuncStateless"
+            stack.extend(tensor.op for tensor in op.inputs)
+        assert reads == {f"tensor_{index}" for index in range(len(TENSOR_BYTES))}
+        assert waits
+
+
+def test_the_measurement_becomes_a_link_probe_of_every_run():
+    measured = {"bandwidth_bps": 25e6, "points": [
+        {"workers": 1, "steps_per_second": 0.64, "run_steps_per_second": [0.63, 0.65]},
+        {"workers": 2, "steps_per_second": 1.2, "cpu_saturated": True},
+    ]}
+    probe = link_probe_of_measurement(measured, 1000, 1004, 0.012, "cubic")
+    assert probe["transport"] == TENSORFLOW_TRANSPORT
+    assert [(p["workers"], p["steps_per_second"]) for p in probe["points"]] == [(1, 0.63), (1, 0.65), (2, 1.2)]
+    assert [p["cpu_saturated"] for p in probe["points"]] == [False, False, True]
+    assert (probe["download_bytes"], probe["upload_bytes"], probe["compute_s"]) == (1000, 1004, 0.012)
+    # no single connection was watched: the efficiencies are neutral until the calibration fits them
+    assert probe["contention_efficiency"] == probe["download_reverse_efficiency"] == 1.0
+
+
+@pytest.mark.parametrize("compute_s", [0.0, 0.0125])
+def test_the_model_file_is_plain_python_naming_its_shape(compute_s: float):
+    source = probe_model_source("keras:ResNet50", TENSOR_BYTES, compute_s)
+    namespace: dict = {}
+    exec(compile(source, "probe_model.py", "exec"), namespace)
+    assert namespace["TENSOR_BYTES"] == TENSOR_BYTES and namespace["COMPUTE_S"] == compute_s
+    assert callable(namespace["build"]) and "keras:ResNet50" in source

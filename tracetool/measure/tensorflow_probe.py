@@ -1,0 +1,79 @@
+"""validate's model-shaped link probe run by TensorFlow itself: the model's tensors, no model.
+
+Why: the replay's link efficiencies are fitted to a probe of the model's step shape, so the
+prediction is only as good as the probe is a twin of TensorFlow's workers. Raw TCP (one send
+each way) and gRPC calls from Python are twins at one worker, but behind a deep buffer with
+CUBIC their two workers ran 10 to 23% below TensorFlow's (alexnet at 25mbit behind 100 ms: 1.01
+steps/s, TensorFlow 1.18): how connections restart after idle, how the PS pulls the gradients
+over a connection of its own, how HTTP/2 windows pace many tensors, all differ. TensorFlow moving
+the model's own tensors has none of those differences. At that point it ran 1.20, and 1.13 and
+1.11 at three and four workers (TensorFlow 1.22 and 1.08; raw TCP 0.89 and 0.98).
+
+The probe is a model file (``probe_model``) with one variable per tensor the step downloads, at
+its size, and a sleep for the compute the transfers do not cover; ``tracetool measure`` runs it on
+the same shaped link as the measurement, and its rates become a link-probe.json whose workers'
+rates the replay is fitted to (``link_calibration``). It needs the model's compute on no core:
+four probe workers used 0.16 of this machine's two cores.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from tracetool.atomic_files import write_text_atomically
+from tracetool.measure.measurement import MeasureRequest, load_measured, run_measure
+from tracetool.measure.transports import TENSORFLOW_TRANSPORT
+
+PROBE_MODEL_FILE = "probe_model.py"
+PROBE_MEASURED_DIR = "probe-measured"
+DEFAULT_MIN_WINDOW_S = 20.0  # without --probe-duration; the campaign's TensorFlow measurements took 20 s windows
+
+
+def download_tensor_bytes(graph: Any) -> list[int]:
+    """Bytes of every tensor a step downloads, in the graph's order (a StepGraph)."""
+    return [graph.nodes[i].bytes for i in graph.node_ids_of_kind("download")]
+
+
+def probe_model_source(model: str, tensor_bytes: list[int], compute_s: float) -> str:
+    """A model file ``tracetool measure --model`` runs: ``model``'s tensors and compute wait, nothing else."""
+    return (f'"""TensorFlow link probe of {model}\'s step: {len(tensor_bytes)} tensors, {sum(tensor_bytes):,} B each '
+            f'way,\n{compute_s * 1e3:.1f} ms of compute. Written by tracetool validate; run it again with\n'
+            '``tracetool measure --model THIS_FILE ...``."""\n\n'
+            "from tracetool.measure.probe_model import build_probe_loss\n\n"
+            f"TENSOR_BYTES = {list(tensor_bytes)!r}\n"
+            f"COMPUTE_S = {compute_s!r}\n\n\n"
+            "def build(batch_size: int):\n"
+            "    return build_probe_loss(TENSOR_BYTES, COMPUTE_S)\n")
+
+
+def probe_with_tensorflow(measure: MeasureRequest, graph: Any, compute_s: float, download_bytes: int,
+                          upload_bytes: int, duration_s: float, repeats: int, out_dir: Path,
+                          say: Any) -> dict[str, Any]:
+    """Run the probe on ``measure``'s shaped link (its worker counts, bandwidth, queue and congestion
+    control) and return it as a link-probe.json document; its measurement stays in ``out_dir``."""
+    model_file = out_dir / PROBE_MODEL_FILE
+    write_text_atomically(model_file, probe_model_source(measure.model, download_tensor_bytes(graph), compute_s))
+    request = MeasureRequest(model=str(model_file), batch_size=1, workers=measure.workers,
+                             out_dir=out_dir / PROBE_MEASURED_DIR, bandwidth_bps=measure.bandwidth_bps,
+                             duration_s=duration_s, repeats=repeats,
+                             tcp_congestion_control=measure.tcp_congestion_control, queue=measure.queue)
+    measured = load_measured(run_measure(request, progress=lambda text: say(f"  probe: {text}")))
+    return link_probe_of_measurement(measured, download_bytes, upload_bytes, compute_s, measure.tcp_congestion_control)
+
+
+def link_probe_of_measurement(measured: dict[str, Any], download_bytes: int, upload_bytes: int,
+                              compute_s: float, tcp_congestion_control: str) -> dict[str, Any]:
+    """The link-probe.json of a TensorFlow probe: each run's rate per worker count. It saw no
+    link activity of single connections, so it holds the neutral efficiencies (1) that the
+    calibration fits from the rates alone."""
+    points = []
+    for point in measured["points"]:
+        for rate in point.get("run_steps_per_second") or [point["steps_per_second"]]:
+            points.append({"workers": int(point["workers"]), "steps_per_second": float(rate),
+                           "cpu_saturated": bool(point.get("cpu_saturated", False))})
+    return {"bandwidth_bps": measured["bandwidth_bps"], "download_bytes": download_bytes,
+            "upload_bytes": upload_bytes, "compute_s": compute_s,
+            "tcp_congestion_control": tcp_congestion_control,
+            "transport": TENSORFLOW_TRANSPORT, "points": points,
+            "contention_efficiency": 1.0, "download_reverse_efficiency": 1.0, "upload_reverse_efficiency": 1.0}
