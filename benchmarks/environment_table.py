@@ -40,6 +40,11 @@ VW  the same with raw TCP and 20-second windows (``VALIDATE_ARGS="--probe-durati
 S   validate's defaults with the probe's workers starting spread evenly over a lone step, as the
     replay starts its workers, rather than together (commit f2509d1, reverted: measured, not
     adopted; ``environment_repredict.sh ROOT spread --probe`` into ``<point>/spread/``);
+T   validate with its probe run by TensorFlow itself on the model's tensors, one run per worker count
+    (``VALIDATE_ARGS="--probe-transport tensorflow --probe-repeats 1" environment_repredict.sh ROOT tf-probe
+    --probe``, into ``<point>/tf-probe/``), the contention efficiency one for three and four workers;
+TC  the same probes (``LINK_PROBE=tf-probe/link-probe.json environment_repredict.sh ROOT tf-probe-per-count``)
+    with one contention efficiency per probed worker count, validate's way with TensorFlow's probe;
 deep the same two-run probes where the shaped queue is deeper than the replay's latency lets the
     probe's three- and four-worker rates set the contention efficiency (validate's default:
     ``link_calibration.rates_set_contention``), into ``<point>/deep-rates/``.
@@ -80,7 +85,8 @@ def main() -> None:
         variants = {"V0": {r["workers"]: r["predicted"] for r in v["rows"]}}
         for name, folder in (("re", "repredicted"), ("one", "calibrated"), ("now", "two-probes"),
                              ("deep", "deep-rates"), ("VG", "grpc-probes"),
-                             ("VW", "tcp20-probes"), ("S", "spread")):
+                             ("VW", "tcp20-probes"), ("S", "spread"), ("T", "tf-probe"),
+                             ("TC", "tf-probe-per-count")):
             redone = vfile.parent / folder / "validation.json"
             if redone.exists():
                 variants[name] = {r["workers"]: r["predicted"] for r in json.loads(redone.read_text())["rows"]}
@@ -103,12 +109,12 @@ def main() -> None:
             print(f"{env:12s} {point:18s} {w} {r['measured']:7.3f} {shown}{cpu}", flush=True)
     for env in sorted({r[0] for r in rows}):
         sub = [r for r in rows if r[0] == env and not r[4]]
-        for k in ("V0", "V1", "V2", "re", "one", "now", "deep", "S", "VG", "VW", "P", "P2", "P3", "PG"):
+        for k in ("V0", "V1", "V2", "re", "one", "now", "deep", "S", "VG", "VW", "T", "TC", "P", "P2", "P3", "PG"):
             e = [abs(r[5][k]) for r in sub if k in r[5]]
             if e:
                 print(f"{env:12s} {k}: {len(e)} points, median {statistics.median(e):.1f}%, max {max(e):.1f}%")
         latest = "deep" if any("deep" in r[5] for r in sub) else "now"
-        for variant in (latest, "S", "VG", "VW", "P", "P2", "P3", "PG"):
+        for variant in (latest, "S", "VG", "VW", "T", "TC", "P", "P2", "P3", "PG"):
             for n in sorted({r[2] for r in sub}):
                 signed = [r[5][variant] for r in sub if r[2] == n and variant in r[5]]
                 if signed:

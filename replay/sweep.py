@@ -283,7 +283,7 @@ def _replay_with(engine: Any, s: dict[str, Any], workers: int, seed: int) -> Run
     return engine(
         s["compiled"],
         workers,
-        s["link"],
+        s["link"].for_workers(workers),
         sharing=s["sharing"],
         order=s["order"],
         durations=s["durations"],
@@ -608,6 +608,7 @@ def _record_timeline(
         graph, link, settings if calibration is None else _no_cal(settings)
     )
     calibration = calibration or found
+    link = link.for_workers(workers)
     one_step = one_step_time_s(compiled, link, sharing=sharing, order=order, compute_scale=calibration.compute_scale)
     run = dict(
         sharing=sharing,

@@ -83,6 +83,10 @@ class LinkConfig:
     contention_efficiency: float = 1.0
     download_reverse_efficiency: float = 1.0
     upload_reverse_efficiency: float = 1.0
+    # (workers, efficiency) pairs, fewest workers first: a replay of N workers takes the efficiency of
+    # the largest count up to N, and contention_efficiency below the first. A probe's three workers may
+    # lose less than its four, or more (link_calibration fits one per probed count).
+    contention_by_workers: tuple[tuple[int, float], ...] = ()
 
     def __post_init__(self) -> None:
         check_bandwidth_bps(self.download_bandwidth_bps)
@@ -100,11 +104,26 @@ class LinkConfig:
         if not 0.1 <= self.contention_efficiency <= 1.0:
             raise ToolError(f"contention efficiency must be in [0.1, 1], got {self.contention_efficiency:g}; "
                             "it is the share of the line contending connections deliver")
+        counts = [workers for workers, _ in self.contention_by_workers]
+        if counts != sorted(set(counts)) or any(workers < 2 for workers in counts):
+            raise ToolError(f"contention efficiencies by worker count must be for distinct counts of 2 or more, "
+                            f"fewest first; got {self.contention_by_workers}")
+        for workers, efficiency in self.contention_by_workers:
+            if not 0.1 <= efficiency <= 1.0:
+                raise ToolError(f"contention efficiency for {workers} workers must be in [0.1, 1], got {efficiency:g}")
         for name in ("download_reverse_efficiency", "upload_reverse_efficiency"):
             value = getattr(self, name)
             if not 0.1 <= value <= 1.0:
                 raise ToolError(f"{name.replace('_', ' ')} must be in [0.1, 1], got {value:g}; it is the share "
                                 "of a direction's rate left while the other direction carries data")
+
+    def for_workers(self, workers: int) -> LinkConfig:
+        """This link as a replay of ``workers`` workers uses it: one contention efficiency."""
+        chosen = self.contention_efficiency
+        for count, efficiency in self.contention_by_workers:
+            if count <= workers:
+                chosen = efficiency
+        return self if chosen == self.contention_efficiency else replace(self, contention_efficiency=chosen)
 
     def directions_coupled(self) -> bool:
         """Whether a direction's rate depends on the other direction carrying data."""

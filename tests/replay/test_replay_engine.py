@@ -13,6 +13,7 @@ from replay.engine.compiled import KIND_DOWNLOAD, KIND_UPLOAD, compile_graph, cr
 from replay.engine.link import LinkConfig, target_link
 from replay.engine.loop import DurationModel, simulate
 from replay.engine.sharing import FairSharing, FifoSharing, SenioritySharing, sharing_model
+from replay.sweep import ReplaySettings, predict
 from replay.synthetic import chain_graph, random_graph
 from tracetool.errors import ToolError
 
@@ -309,6 +310,27 @@ def test_three_workers_pay_for_the_overlap_they_cannot_avoid(compute_us, low, hi
 def test_impossible_contention_efficiency_is_refused(efficiency):
     with pytest.raises(ToolError, match="contention efficiency"):
         LinkConfig(8e7, 8e7, contention_efficiency=efficiency)
+
+
+def test_a_replay_of_n_workers_takes_the_contention_efficiency_of_the_largest_count_up_to_n():
+    """Three workers' efficiency for three, four's for four and beyond, the link's own below three;
+    a sweep replays each worker count with its own (three workers lose less than four here)."""
+    link = LinkConfig(8e7, 8e7, contention_efficiency=0.95, contention_by_workers=((3, 0.9), (4, 0.6)))
+    assert [link.for_workers(n).contention_efficiency for n in (1, 2, 3, 4, 8)] == [0.95, 0.95, 0.9, 0.6, 0.6]
+    assert LinkConfig(8e7, 8e7).for_workers(4) == LinkConfig(8e7, 8e7)
+    graph = chain_graph(compute_us=10.0, download_bytes=1_000_000, upload_bytes=1_000_000)
+    settings = ReplaySettings(seeds=1, calibrate=False, deterministic=True)
+    swept = {p.workers: p.steps_per_second for p in predict(graph, [3, 4], link, settings).points}
+    for n in (3, 4):
+        alone = predict(graph, [n], replace(link, contention_by_workers=(),
+                                            contention_efficiency=link.for_workers(n).contention_efficiency), settings)
+        assert swept[n] == pytest.approx(alone.points[0].steps_per_second, rel=1e-9)
+
+
+@pytest.mark.parametrize("by_workers", [((1, 0.9),), ((4, 0.9), (3, 0.8)), ((3, 0.9), (3, 0.8)), ((3, 0.05),)])
+def test_impossible_contention_by_worker_count_is_refused(by_workers):
+    with pytest.raises(ToolError, match="contention efficienc"):
+        LinkConfig(8e7, 8e7, contention_by_workers=by_workers)
 
 
 def test_target_link_charges_delayed_acks_of_mtu_sized_segments():

@@ -25,7 +25,7 @@ probe and the single-worker profile are all it uses.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from replay.engine.link import LinkConfig, target_link
@@ -51,11 +51,17 @@ class CalibratedLink:
     contention_source: str  # "probe rates" (replayed to meet them) or "least squares" (the probe's bits)
     probe_steps_per_second: dict[int, float]
     replayed_steps_per_second: dict[int, float]
+    # with ``per_count``: each probed count of three or more workers its own contention efficiency
+    contention_by_workers: dict[int, float] = field(default_factory=dict)
+
+    def link_contention(self) -> tuple[tuple[int, float], ...]:
+        """``LinkConfig.contention_by_workers`` of this fit."""
+        return tuple(sorted(self.contention_by_workers.items()))
 
     def to_json_dict(self) -> dict[str, Any]:
         """As JSON, whose object keys are strings: the worker counts become "1", "2", ..."""
         document = asdict(self)
-        for rates in ("probe_steps_per_second", "replayed_steps_per_second"):
+        for rates in ("probe_steps_per_second", "replayed_steps_per_second", "contention_by_workers"):
             document[rates] = {str(k): v for k, v in document[rates].items()}
         return document
 
@@ -104,7 +110,8 @@ def rates_set_contention(queue_s: float | None) -> bool:
     return queue_s is not None and queue_s > QUEUE_WAIT_CAP_S
 
 
-def calibrate_link_to_probe(probe: dict[str, Any], latency_s: float, replay_contention: bool = False) -> CalibratedLink:
+def calibrate_link_to_probe(probe: dict[str, Any], latency_s: float, replay_contention: bool = False,
+                            per_count: bool = False) -> CalibratedLink:
     """Replay ``probe``'s workload (a link-probe.json of validate) at its worker counts and fit
     the reverse efficiencies as the module says, and with ``replay_contention`` the contention
     efficiency too; without it the probe's least-squares contention efficiency stays. A probe
@@ -145,6 +152,13 @@ def calibrate_link_to_probe(probe: dict[str, Any], latency_s: float, replay_cont
             contention = _bisect(lambda e, s=scale: sum(rates(link_with(e, s), many).values()), MIN_EFFICIENCY, 1.0,
                                  sum(measured[n] for n in many), falling=False)
     final = link_with(contention, scale)
+    by_workers: dict[int, float] = {}
+    if per_count and len(many) > 1:
+        # one efficiency cannot meet three workers that pipeline and four that collapse, or the reverse
+        for n in many:
+            by_workers[n] = _bisect(lambda e, n=n: rates(link_with(e, scale), [n])[n], MIN_EFFICIENCY, 1.0,
+                                    measured[n], falling=False)
+        final = replace(final, contention_by_workers=tuple(sorted(by_workers.items())))
     source = "probe rates" if many else "least squares"
     return CalibratedLink(contention, final.download_reverse_efficiency, final.upload_reverse_efficiency, scale,
-                          source, measured, rates(final, sorted(measured)))
+                          source, measured, rates(final, sorted(measured)), by_workers)

@@ -41,10 +41,16 @@ def probe_model_source(model: str, tensor_bytes: list[int], compute_s: float) ->
             f'way,\n{compute_s * 1e3:.1f} ms of compute. Written by tracetool validate; run it again with\n'
             '``tracetool measure --model THIS_FILE ...``."""\n\n'
             "from tracetool.measure.probe_model import build_probe_loss\n\n"
-            f"TENSOR_BYTES = {list(tensor_bytes)!r}\n"
+            f"TENSOR_BYTES = [\n{_rows(tensor_bytes)}]\n"
             f"COMPUTE_S = {compute_s!r}\n\n\n"
             "def build(batch_size: int):\n"
             "    return build_probe_loss(TENSOR_BYTES, COMPUTE_S)\n")
+
+
+def _rows(values: list[int], per_row: int = 10) -> str:
+    """The list's items, ``per_row`` to an indented line, so the file reads (and lints) as code."""
+    return "".join("    " + " ".join(f"{value}," for value in values[start:start + per_row]) + "\n"
+                   for start in range(0, len(values), per_row))
 
 
 def probe_with_tensorflow(measure: MeasureRequest, graph: Any, compute_s: float, download_bytes: int,

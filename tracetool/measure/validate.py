@@ -185,13 +185,18 @@ def replayed_link_fit(probe: dict[str, Any], latency_s: float, queue_s: float | 
     queue of ``queue_s`` deeper than the replay's latency holds, the contention efficiency too."""
     from tracetool.measure.link_calibration import calibrate_link_to_probe, rates_set_contention
 
-    # TensorFlow's own probe has only rates, and they are TensorFlow's: they set the contention everywhere
-    by_rates = rates_set_contention(queue_s) or probe.get("transport") == TENSORFLOW_TRANSPORT
-    fit = calibrate_link_to_probe(probe, latency_s, replay_contention=by_rates)
+    # TensorFlow's own probe has only rates, and they are TensorFlow's: they set the contention
+    # everywhere, one efficiency per probed count of three or more workers
+    tensorflow = probe.get("transport") == TENSORFLOW_TRANSPORT
+    fit = calibrate_link_to_probe(probe, latency_s, replay_contention=rates_set_contention(queue_s) or tensorflow,
+                                  per_count=tensorflow)
     say(f"  replayed probe: contention efficiency {fit.contention_efficiency:.3f} ({fit.contention_source}); "
         f"a lone transfer under the other "
         f"direction's load keeps {fit.download_reverse_efficiency:.0%} (download), "
         f"{fit.upload_reverse_efficiency:.0%} (upload) of its rate")
+    if fit.contention_by_workers:
+        say("  contention efficiency by worker count: " + ", ".join(
+            f"{workers}: {efficiency:.3f}" for workers, efficiency in fit.link_contention()))
     return fit.to_json_dict()
 
 
@@ -233,6 +238,7 @@ def predicted_points(graph: Any, profile_dir: Path, workers: list[int], bandwidt
                      contention_efficiency: float = 1.0,
                      discipline: dict[str, Any] | None = None,
                      reverse_efficiencies: tuple[float, float] = (1.0, 1.0),
+                     contention_by_workers: tuple[tuple[int, float], ...] = (),
                      ) -> tuple[dict[str, Any], dict[str, Any], list[dict[str, Any]] | None]:
     """Replay the profile's step graph for each worker count, once with the default sharing and
     once with fair sharing, and, where the default sharing has them, in its two regimes
@@ -246,7 +252,8 @@ def predicted_points(graph: Any, profile_dir: Path, workers: list[int], bandwidt
     from tracetool.graph.stepgraph import save_stepgraph
 
     save_stepgraph(graph, out_dir / "graph.json")
-    link = measured_link(graph, bandwidth_bps, latency_s, contention_efficiency, reverse_efficiencies)
+    link = replace(measured_link(graph, bandwidth_bps, latency_s, contention_efficiency, reverse_efficiencies),
+                   contention_by_workers=contention_by_workers)
     settings = ReplaySettings(seeds=seeds, jobs=jobs, **({"order": order} if order else {}), **(discipline or {}))
     try:
         prediction = predict(graph, workers, link, settings).to_json_dict()
@@ -653,17 +660,19 @@ def _validate_into(request: ValidateRequest, measured_file: dict[str, Any] | Non
     graph = build_stepgraph_from_path(profile_dir)
     probe = probe_contention_efficiency(request, graph, latency_s, say) if request.probe_link else None
     reverse = (1.0, 1.0)
+    by_workers: tuple[tuple[int, float], ...] = ()
     link_fit = None
     if probe is not None:
         link_fit = replayed_link_fit(probe, latency_s, shaped_queue_s(measured), say)
         request = replace(request, contention_efficiency=link_fit["contention_efficiency"])
         reverse = (link_fit["download_reverse_efficiency"], link_fit["upload_reverse_efficiency"])
+        by_workers = tuple(sorted((int(n), e) for n, e in link_fit.get("contention_by_workers", {}).items()))
     say("predicting with the replay engine" + (f" (link latency: {queue_delay_s * 1e3:.1f} ms of shaped queue)"
                                                  if queue_delay_s else ""))
     discipline = measured_discipline(measured)
     prediction, bound, regimes = predicted_points(graph, profile_dir, list(m.workers), m.bandwidth_bps, latency_s,
                                                   request.order, request.seeds, request.jobs, out_dir,
-                                                  request.contention_efficiency, discipline, reverse)
+                                                  request.contention_efficiency, discipline, reverse, by_workers)
     compared = compared_for(m.sync)
     rows = compare(prediction["points"], measured["points"], bound["points"], compared, regimes)
     if not rows:
