@@ -13,7 +13,12 @@ from pathlib import Path
 
 from tracetool.cli_support import MODEL_HELP, parse_model_kwargs
 from tracetool.errors import ToolError
-from tracetool.measure.transports import DEFAULT_TRANSPORT, MODEL_PROBE_TRANSPORTS, TRANSPORTS
+from tracetool.measure.transports import (
+    DEFAULT_MODEL_PROBE_TRANSPORT,
+    DEFAULT_TRANSPORT,
+    MODEL_PROBE_TRANSPORTS,
+    TRANSPORTS,
+)
 
 
 def _measure_request(args: argparse.Namespace, out_dir: Path):  # noqa: ANN202 - lazy import keeps --help fast
@@ -282,15 +287,16 @@ def add_measure_commands(sub: argparse._SubParsersAction) -> None:
                    "probes when --bandwidth is given and a worker count is 2 or more, else takes 1")
     v.add_argument("--probe-duration", type=float, default=None, metavar="SECONDS",
                    help="with --contention-efficiency probe: seconds of each worker count's probe window "
-                   "(default: 10, or longer where the step is long: three steps of every worker sharing the link)")
-    v.add_argument("--probe-repeats", type=int, default=2, metavar="R",
+                   "(default: 10, or longer where the step is long: three steps of every worker sharing the link; "
+                   "at least 20 with TensorFlow's probe)")
+    v.add_argument("--probe-repeats", type=int, default=None, metavar="R",
                    help="with --contention-efficiency probe: probe runs per worker count, each on a fresh link "
-                   "and each a point of the fit (default 2: one window is noisy, and three or more workers "
-                   "settle into either of two regimes)")
-    v.add_argument("--probe-transport", choices=MODEL_PROBE_TRANSPORTS, default=DEFAULT_TRANSPORT,
-                   help="with --contention-efficiency probe: how the probe's workers move the step's bytes: one TCP "
-                        "send each way (default), gRPC calls of several tensors, as TensorFlow's workers do, or "
-                        "TensorFlow itself carrying the model's tensors with a sleep for its compute")
+                   "and each a point of the fit (default 1 with TensorFlow's probe, 2 with the network-only "
+                   "ones: one window is noisy, and three or more workers settle into either of two regimes)")
+    v.add_argument("--probe-transport", choices=MODEL_PROBE_TRANSPORTS, default=DEFAULT_MODEL_PROBE_TRANSPORT,
+                   help="with --contention-efficiency probe: what runs the probe of the model's step: TensorFlow "
+                        "itself carrying the model's tensors with a sleep for its compute (default), or a "
+                        "network-only program: one TCP send each way (tcp) or gRPC calls of several tensors (grpc)")
     v.add_argument("--from-profile", default="", help="reuse this profile folder instead of profiling again")
     v.add_argument("--from-measured", default="", help="reuse this measured.json instead of measuring again")
     v.add_argument("--from-link-probe", default="", help="with --contention-efficiency probe: reuse this "

@@ -100,6 +100,9 @@ def test_the_fit_says_where_its_contention_efficiency_came_from():
     assert rates.contention_source == "probe rates"
     assert rates.contention_efficiency == pytest.approx(0.8, abs=0.02)
     assert rates.to_json_dict()["contention_source"] == "probe rates"
+    # TensorFlow's probe has rates alone: without three workers its contention is not measured
+    two = probe | {"transport": "tensorflow", "points": [p for p in probe["points"] if p["workers"] <= 2]}
+    assert calibrate_link_to_probe(two, latency_s=0.001, replay_contention=True).contention_source == "not probed"
 
 
 def test_per_count_the_fit_meets_three_workers_that_lose_less_than_four():

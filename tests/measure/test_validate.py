@@ -24,6 +24,14 @@ from tracetool.measure.validate import (
 )
 
 
+def probe_tensors(profile: Path) -> list[int]:
+    """The download tensors of a profile's step graph, as TensorFlow's probe copies them."""
+    from tracetool.graph.builder import build_stepgraph_from_path
+    from tracetool.measure.tensorflow_probe import download_tensor_bytes
+
+    return download_tensor_bytes(build_stepgraph_from_path(profile))
+
+
 def tracetool_argv(*args: str) -> list[str]:
     return [sys.executable, "-m", "tracetool.cli", *args]
 
@@ -166,11 +174,12 @@ def test_real_validation_writes_rows_summary_and_plot(tmp_path: Path):
     assert data["contention_efficiency"] == 1.0 and data["contention_efficiency_source"] == "given"
 
     # Reuse both, and let a network-only probe of the step's shape measure the contention efficiency.
+    # (validate's default probe is TensorFlow's own, below.)
     again = tmp_path / "v2"
     reuse = subprocess.run(
         tracetool_argv("validate", *common, "--seeds", "2", "--from-profile", str(out / "profile"),
                        "--from-measured", str(out / "measured" / "measured.json"), "--contention-efficiency",
-                       "probe", "--probe-duration", "4", "--out", str(again)),
+                       "probe", "--probe-transport", "tcp", "--probe-duration", "4", "--out", str(again)),
         capture_output=True, text=True, timeout=180, cwd=REPO_ROOT,
     )
     assert reuse.returncode == 0, reuse.stderr
@@ -210,6 +219,33 @@ def test_real_validation_writes_rows_summary_and_plot(tmp_path: Path):
     assert "probing" not in reuse_probe.stderr
     reprobed = json.loads((third / "validation.json").read_text())
     assert reprobed["contention_efficiency"] == reused["contention_efficiency"]
+
+    # TensorFlow itself as the probe: the step's own tensors, a sleep for the compute, on the same link.
+    fourth = tmp_path / "v4"
+    tensorflow_probe = subprocess.run(
+        tracetool_argv("validate", *common, "--seeds", "2", "--from-profile", str(out / "profile"),
+                       "--from-measured", str(out / "measured" / "measured.json"), "--probe-duration", "3",
+                       "--out", str(fourth)),
+        capture_output=True, text=True, timeout=300, cwd=REPO_ROOT,
+    )
+    assert tensorflow_probe.returncode == 0, tensorflow_probe.stderr
+    assert "probing the shaped link with TensorFlow" in tensorflow_probe.stderr
+    probed = json.loads((fourth / "validation.json").read_text())
+    probe = json.loads((fourth / "link-probe.json").read_text())
+    assert probe["transport"] == probed["link_probe"]["transport"] == "tensorflow"
+    assert probe["download_bytes"] == graph_bytes
+    model_source = (fourth / "probe_model.py").read_text()
+    assert f"{len(probe_tensors(out / 'profile'))} tensors" in model_source
+    probe_measured = json.loads((fourth / "probe-measured" / "measured.json").read_text())
+    assert [p["workers"] for p in probe_measured["points"]] == [1, 2]
+    assert [p["steps_per_second"] for p in probe["points"]] == [p["steps_per_second"]
+                                                                for p in probe_measured["points"]]
+    # its rates alone set the fit: two workers met by the reverse efficiencies, or nothing charged
+    # where the probe is as fast as the loss-free replay (a shallow buffer's workers in turns)
+    fit = probed["link_fit"]
+    replayed, probed_rate = fit["replayed_steps_per_second"]["2"], fit["probe_steps_per_second"]["2"]
+    assert (replayed == pytest.approx(probed_rate, rel=0.02)
+            or (replayed < probed_rate and fit["download_reverse_efficiency"] > 0.99))
 
 
 @pytest.mark.parametrize(("args", "words"), [
@@ -283,8 +319,8 @@ def test_a_failure_after_the_measurement_keeps_it_for_a_rerun(tmp_path: Path, mo
 
 
 def test_validate_probes_and_repeats_by_default_where_it_can():
-    """Without options validate does what its table was made with: two runs per point, and the link
-    probe wherever workers contend on a shaped link; measure keeps one run."""
+    """Without options validate does what its table was made with: two runs per point, and TensorFlow's
+    link probe wherever workers contend on a shaped link; measure keeps one run."""
     from tracetool.cli_measure import _measure_request
     from tracetool.measure.validate import default_probe
 
@@ -292,6 +328,10 @@ def test_validate_probes_and_repeats_by_default_where_it_can():
     validate_args = parser.parse_args(["validate", "--model", "mlp", "--workers", "1,2", "--bandwidth", "20mbit",
                                        "--out", "v"])
     assert validate_args.contention_efficiency == "auto"
+    # the probe: TensorFlow itself on the model's tensors, one run per worker count
+    assert validate_args.probe_transport == "tensorflow" and validate_args.probe_repeats is None
+    from tracetool.measure.transports import default_probe_repeats
+    assert default_probe_repeats("tensorflow") == 1 and default_probe_repeats("tcp") == 2
     request = _measure_request(validate_args, Path("v"))
     assert request.repeats == 2 and default_probe(request)
     measure_args = parser.parse_args(["measure", "--model", "mlp", "--workers", "1,2", "--out", "m"])

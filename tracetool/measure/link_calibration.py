@@ -32,6 +32,7 @@ from replay.engine.link import LinkConfig, target_link
 from replay.link_profile import QUEUE_WAIT_CAP_S
 from replay.sweep import ReplaySettings, predict
 from replay.synthetic import chain_graph
+from tracetool.measure.transports import TENSORFLOW_TRANSPORT
 
 BISECTION_STEPS = 8
 ROUNDS = 2
@@ -48,7 +49,9 @@ class CalibratedLink:
     download_reverse_efficiency: float
     upload_reverse_efficiency: float
     reverse_scale: float  # the fit's per-direction reverse losses times this
-    contention_source: str  # "probe rates" (replayed to meet them) or "least squares" (the probe's bits)
+    # "probe rates" (replayed to meet them), "least squares" (the probe's bits) or "not probed" (1: a
+    # probe of rates alone, without three or more workers)
+    contention_source: str
     probe_steps_per_second: dict[int, float]
     replayed_steps_per_second: dict[int, float]
     # with ``per_count``: each probed count of three or more workers its own contention efficiency
@@ -159,6 +162,8 @@ def calibrate_link_to_probe(probe: dict[str, Any], latency_s: float, replay_cont
             by_workers[n] = _bisect(lambda e, n=n: rates(link_with(e, scale), [n])[n], MIN_EFFICIENCY, 1.0,
                                     measured[n], falling=False)
         final = replace(final, contention_by_workers=tuple(sorted(by_workers.items())))
-    source = "probe rates" if many else "least squares"
+    # a probe of rates alone (TensorFlow's) without three workers leaves the contention unmeasured
+    source = "probe rates" if many else ("not probed" if probe.get("transport") == TENSORFLOW_TRANSPORT
+                                         else "least squares")
     return CalibratedLink(contention, final.download_reverse_efficiency, final.upload_reverse_efficiency, scale,
                           source, measured, rates(final, sorted(measured)), by_workers)

@@ -8,3 +8,10 @@ DEFAULT_TRANSPORT = "tcp"
 # validate's model-shaped probe can also run TensorFlow itself on the model's tensors (tensorflow_probe)
 TENSORFLOW_TRANSPORT = "tensorflow"
 MODEL_PROBE_TRANSPORTS = (*TRANSPORTS, TENSORFLOW_TRANSPORT)
+DEFAULT_MODEL_PROBE_TRANSPORT = TENSORFLOW_TRANSPORT
+
+
+def default_probe_repeats(transport: str) -> int:
+    """validate's probe runs per worker count: two for the network-only probes (one window is
+    noisy), one for TensorFlow's, whose one run per count took the environment table."""
+    return 1 if transport == TENSORFLOW_TRANSPORT else 2

@@ -31,7 +31,11 @@ from tracetool.measure.compared import WORKER_STEPS, Compared, compared_for, syn
 from tracetool.measure.link_probe import DEFAULT_TRANSPORT, check_probe_repeats
 from tracetool.measure.measurement import MeasureRequest, load_measured, run_measure
 from tracetool.measure.slow_workers import SlowWorker, same_slow_workers, worker_speeds
-from tracetool.measure.transports import TENSORFLOW_TRANSPORT
+from tracetool.measure.transports import (
+    DEFAULT_MODEL_PROBE_TRANSPORT,
+    TENSORFLOW_TRANSPORT,
+    default_probe_repeats,
+)
 from tracetool.outputs import output_folder, write_marker
 
 VALIDATION_FILE = "validation.json"
@@ -54,9 +58,10 @@ class ValidateRequest:
     # (a shaped link and two or more workers), as validate does by default
     probe_link: bool | None = False
     probe_duration_s: float | None = None  # None: long enough for every probe worker's steps
-    probe_repeats: int = 2  # probe runs per worker count, each a point of the fit (see probe_link)
+    # probe runs per worker count, each a point of the fit (see probe_link); None: the transport's default
+    probe_repeats: int | None = None
     # transports.MODEL_PROBE_TRANSPORTS: one TCP send each way, gRPC calls, or TensorFlow on the model's tensors
-    probe_transport: str = DEFAULT_TRANSPORT
+    probe_transport: str = DEFAULT_MODEL_PROBE_TRANSPORT
     from_link_probe: Path | None = None  # reuse an earlier link-probe.json of the same step shape
 
 
@@ -501,6 +506,8 @@ def run_validate(request: ValidateRequest, progress: Any = None) -> Path:
     if m.slow_workers and request.from_measured is None:
         require_cpu_controller()  # before the profile, not after it
     request = replace(request, measure=m)
+    if request.probe_repeats is None:
+        request = replace(request, probe_repeats=default_probe_repeats(request.probe_transport))
     if request.probe_link is None:
         request = replace(request, probe_link=default_probe(m))
     if request.seeds < 1:
