@@ -1,0 +1,14 @@
+"""TensorFlow link probe of mlp's step: 8 tensors, 9,533,480 B each way,
+12.7 ms of compute. Written by tracetool validate; run it again with
+``tracetool measure --model THIS_FILE ...``."""
+
+from tracetool.measure.probe_model import build_probe_loss
+
+TENSOR_BYTES = [
+    2048, 2097152, 4096, 40, 4194304, 20480, 3211264, 4096,
+]
+COMPUTE_S = 0.012714947671542909
+
+
+def build(batch_size: int):
+    return build_probe_loss(TENSOR_BYTES, COMPUTE_S)

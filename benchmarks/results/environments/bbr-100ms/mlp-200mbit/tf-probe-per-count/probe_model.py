@@ -1,0 +1,14 @@
+"""TensorFlow link probe of mlp's step: 8 tensors, 9,533,480 B each way,
+14.4 ms of compute. Written by tracetool validate; run it again with
+``tracetool measure --model THIS_FILE ...``."""
+
+from tracetool.measure.probe_model import build_probe_loss
+
+TENSOR_BYTES = [
+    2048, 2097152, 4096, 40, 3211264, 20480, 4194304, 4096,
+]
+COMPUTE_S = 0.014403894341319834
+
+
+def build(batch_size: int):
+    return build_probe_loss(TENSOR_BYTES, COMPUTE_S)
