@@ -169,7 +169,11 @@ def test_sync_and_backup_clusters_with_a_slowed_worker(tmp_path: Path):
         assert point["per_worker"][1]["cpu_cores"] < 0.55  # held to its half core
     (s,), (b,) = sync["points"], backup["points"]
     assert s["gradients_dropped_per_second"] < 0.05 * s["steps_per_second"]  # R = N: every gradient counts
-    assert b["updates_per_second"] > 1.15 * s["updates_per_second"]
+    # sync holds both workers to one pace; backup lets the fast worker run ahead. Four runs here gave
+    # backup 1.23-1.28 times sync's updates, a loaded machine 1.13: the margin is the direction, not the size
+    sync_fast, sync_slow = (w["steps_per_second"] for w in s["per_worker"])
+    assert sync_fast == pytest.approx(sync_slow, rel=0.1)
+    assert b["updates_per_second"] > 1.05 * s["updates_per_second"]
     fast, slow = (w["steps_per_second"] for w in b["per_worker"])
     record = backup["slow_workers"][0]
     expected_slow_step_s = 1 / fast + (record["measured_slowdown"] - 1) * record["compute_step_s_unthrottled"]
