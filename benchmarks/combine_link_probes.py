@@ -11,6 +11,10 @@ campaign's points can be brought to the default without probing every one again.
 
 writes ``POINT/two-fresh-probes/link-probe.json``, which ``LINK_PROBE=two-fresh-probes/link-probe.json
 benchmarks/environment_repredict.sh ROOT NAME`` then reuses.
+
+TensorFlow's probes (``--probe-transport tensorflow``) hold rates only and neutral efficiencies,
+which validate fits by replaying the rates; their points are merged in worker order, as one probe
+of R runs lists them, and nothing is refitted.
 """
 
 from __future__ import annotations
@@ -28,18 +32,22 @@ from tracetool.atomic_files import write_json_atomically  # noqa: E402
 from tracetool.measure.link_probe import ProbePoint, fit_link_efficiencies  # noqa: E402
 
 MTU = 1500  # validate's payload rate for the shaped link (benchmarks/probe_noise.py takes the same)
-SHAPE = ("bandwidth_bps", "download_bytes", "upload_bytes", "compute_s", "tcp_congestion_control")
+SHAPE = ("bandwidth_bps", "download_bytes", "upload_bytes", "compute_s", "tcp_congestion_control", "transport")
+TENSORFLOW = "tensorflow"
 
 
 def merged_probe(probes: list[dict]) -> dict:
     """One link-probe.json of every run of ``probes``, refitted; refuses probes of other shapes."""
     first = probes[0]
     for other in probes[1:]:
-        if any(other[key] != first[key] for key in SHAPE):
+        differing = [key for key in SHAPE if other.get(key) != first.get(key)]
+        if differing:
             raise SystemExit("the probes differ in link or step shape: " + ", ".join(
-                f"{key} {first[key]} / {other[key]}" for key in SHAPE if other[key] != first[key]))
-    names = {f.name for f in fields(ProbePoint)}
+                f"{key} {first.get(key)} / {other.get(key)}" for key in differing))
     points = [point for probe in probes for point in probe["points"]]
+    if first.get("transport") == TENSORFLOW:
+        return {**first, "points": sorted(points, key=lambda p: p["workers"])}
+    names = {f.name for f in fields(ProbePoint)}
     fit = fit_link_efficiencies([ProbePoint(**{k: v for k, v in p.items() if k in names}) for p in points],
                                 float(first["bandwidth_bps"]) * payload_efficiency_for_mtu(MTU))
     return {**first, "points": points, "alone_share": fit.alone_share,
@@ -60,6 +68,12 @@ def main() -> None:
     out = args.point / args.out
     out.mkdir(exist_ok=True)
     write_json_atomically(out / "link-probe.json", merged)
+    if merged.get("transport") == TENSORFLOW:
+        counts = sorted({p["workers"] for p in merged["points"]})
+        print(f"{args.point.name}: " + ", ".join(
+            f"{n} workers " + " / ".join(f"{p['steps_per_second']:.3f}" for p in merged["points"] if p["workers"] == n)
+            for n in counts) + " steps/s")
+        return
     print(f"{args.point.name}: contention efficiency " + " / ".join(f"{p['contention_efficiency']:.3f}" for p in probes)
           + f" -> {merged['contention_efficiency']:.3f}; reverse {merged['download_reverse_efficiency']:.3f} down, "
           f"{merged['upload_reverse_efficiency']:.3f} up")

@@ -83,8 +83,9 @@ def link_arguments(args: argparse.Namespace) -> dict[str, object]:
     else:
         bandwidth = profile.line_rate_bps
     contention, *reverse = _profiled_efficiencies(args, profile, bandwidth)
+    by_workers = _profiled_contention_by_workers(args, profile, bandwidth)
     if args.contention_efficiency is not None:
-        contention = args.contention_efficiency
+        contention, by_workers = args.contention_efficiency, ()
     return {
         "bandwidth_bps": bandwidth,
         "latency_s": parse_latency_s(args.latency) if args.latency else (profile.latency_s if profile else 0.0),
@@ -94,6 +95,7 @@ def link_arguments(args: argparse.Namespace) -> dict[str, object]:
         "mtu": args.mtu,
         "contention_efficiency": contention,
         "reverse_efficiencies": tuple(reverse),
+        "contention_by_workers": by_workers,
     }
 
 
@@ -106,6 +108,22 @@ def _profiled_efficiencies(args: argparse.Namespace, profile, bandwidth_bps: flo
         return 1.0, 1.0, 1.0
     if not profile.step_fits:
         return profile.efficiencies(0.0, 0.0)
+    return profile.efficiencies(*_transfer_times(args, profile, bandwidth_bps))
+
+
+def _profiled_contention_by_workers(args: argparse.Namespace, profile, bandwidth_bps: float | None,  # noqa: ANN001
+                                    ) -> tuple[tuple[int, float], ...]:
+    """The profile's contention efficiency per worker count for this graph's step, where its step
+    fits have them (TensorFlow's reference step); none otherwise."""
+    if profile is None or not profile.step_fits:
+        return ()
+    return profile.contention_by_workers(*_transfer_times(args, profile, bandwidth_bps))
+
+
+def _transfer_times(args: argparse.Namespace, profile, bandwidth_bps: float | None,  # noqa: ANN001
+                    ) -> tuple[float, float]:
+    """How long this graph's step moves its bytes each way alone at the bandwidth (the profile's when
+    not given): the step fits are interpolated by it. The graph is read once per command."""
     from replay.engine.link import payload_efficiency_for_mtu
     from tracetool.graph.stepgraph import load_stepgraph
 
@@ -114,7 +132,7 @@ def _profiled_efficiencies(args: argparse.Namespace, profile, bandwidth_bps: flo
         args._loaded_graph_bytes = (graph.bytes_of_kind("download"), graph.bytes_of_kind("upload"))
     payload_bps = (bandwidth_bps or profile.line_rate_bps) * payload_efficiency_for_mtu(args.mtu)
     download_s, upload_s = (8.0 * size / payload_bps for size in args._loaded_graph_bytes)
-    return profile.efficiencies(download_s, upload_s)
+    return download_s, upload_s
 
 
 def cmd_predict(args: argparse.Namespace) -> int:

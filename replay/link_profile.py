@@ -30,6 +30,7 @@ from __future__ import annotations
 import json
 import math
 import os
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -91,6 +92,17 @@ class StepFit:
     transfer_s: float  # each direction's transfer alone at the payload rate
     # every probe run's (workers, steps per second): how far runs of one worker count spread
     runs: tuple[tuple[int, float], ...] = ()
+    # (workers, contention efficiency) for three or more workers, fewest first, where the probe
+    # fitted one per count (TensorFlow's reference step, whose three workers may lose less than its four)
+    contention_by_workers: tuple[tuple[int, float], ...] = ()
+
+    def contention_for(self, workers: int) -> float:
+        """The contention efficiency of ``workers``: the largest fitted count up to it, else the one."""
+        chosen = self.contention_efficiency
+        for count, efficiency in self.contention_by_workers:
+            if count <= workers:
+                chosen = efficiency
+        return chosen
 
 
 @dataclass(frozen=True)
@@ -123,6 +135,15 @@ class LinkProfile:
                 _interpolated(self.step_fits, download_s, "download_reverse_efficiency"),
                 _interpolated(self.step_fits, upload_s, "upload_reverse_efficiency"))
 
+    def contention_by_workers(self, download_s: float, upload_s: float) -> tuple[tuple[int, float], ...]:
+        """``LinkConfig.contention_by_workers`` for a step whose transfers take ``download_s`` and
+        ``upload_s`` alone: each count the step fits fitted, interpolated as ``efficiencies``
+        interpolates the one contention efficiency; none where no fit has counts of its own."""
+        counts = sorted({workers for fit in self.step_fits for workers, _ in fit.contention_by_workers})
+        mean_s = (download_s + upload_s) / 2
+        return tuple((n, _interpolated_by(self.step_fits, mean_s, lambda fit, n=n: fit.contention_for(n)))
+                     for n in counts)
+
     @property
     def seniority(self) -> float:
         return min(10.0, max(1.0, (self.download.seniority + self.upload.seniority) / 2))
@@ -153,7 +174,9 @@ class LinkProfile:
 
     def to_json_dict(self) -> dict[str, Any]:
         return {"schema": SCHEMA_NAME, "schema_version": SCHEMA_VERSION, **asdict(self),
-                "step_fits": [{**asdict(fit), "runs": [list(run) for run in fit.runs]} for fit in self.step_fits],
+                "step_fits": [{**asdict(fit), "runs": [list(run) for run in fit.runs],
+                               "contention_by_workers": [list(pair) for pair in fit.contention_by_workers]}
+                              for fit in self.step_fits],
                 "derived": {"line_rate_bps": self.line_rate_bps, "latency_s": self.latency_s,
                             **{k: (None if math.isinf(v) else v) for k, v in self.sharing_parameters().items()}}}
 
@@ -195,13 +218,18 @@ def link_profile_from_json(data: Any, origin: str) -> LinkProfile:
 
 def _interpolated(fits: tuple[StepFit, ...], transfer_s: float, key: str) -> float:
     """``key`` of the step fits at ``transfer_s``: linear in log time between neighbours, flat beyond."""
+    return _interpolated_by(fits, transfer_s, lambda fit: getattr(fit, key))
+
+
+def _interpolated_by(fits: tuple[StepFit, ...], transfer_s: float, value: Callable[[StepFit], float]) -> float:
+    """``value`` of the step fits at ``transfer_s``, interpolated as ``_interpolated`` says."""
     if transfer_s <= fits[0].transfer_s or len(fits) == 1:
-        return getattr(fits[0], key)
+        return value(fits[0])
     for short, long in zip(fits, fits[1:], strict=False):
         if transfer_s <= long.transfer_s:
             weight = math.log(transfer_s / short.transfer_s) / math.log(long.transfer_s / short.transfer_s)
-            return getattr(short, key) + weight * (getattr(long, key) - getattr(short, key))
-    return getattr(fits[-1], key)
+            return value(short) + weight * (value(long) - value(short))
+    return value(fits[-1])
 
 
 def _step_fits(data: dict[str, Any], download: DirectionProfile, origin: str) -> tuple[StepFit, ...]:
@@ -235,7 +263,24 @@ def _step_fit(raw: dict[str, Any], place: Place) -> StepFit:
                    upload_bytes=int(number_field(raw, "upload_bytes", place, maximum=1e12)),
                    compute_s=number_field(raw, "compute_s", place, maximum=3600.0),
                    transfer_s=_positive(number_field(raw, "transfer_s", place, maximum=3600.0), "transfer_s", place),
-                   runs=_runs(raw.get("runs", []), place))
+                   runs=_runs(raw.get("runs", []), place),
+                   contention_by_workers=_contention_by_workers(raw.get("contention_by_workers", []), place))
+
+
+def _contention_by_workers(raw: Any, place: Place) -> tuple[tuple[int, float], ...]:
+    """A step fit's per-count contention efficiencies: [workers, efficiency] pairs of three or more
+    workers, fewest first, each efficiency between 0.1 and 1 (none in profiles before there were any)."""
+    problem = "is not a list of [workers, efficiency] pairs, three or more workers, fewest first, efficiencies 0.1-1"
+    if not isinstance(raw, list) or not all(isinstance(pair, list) and len(pair) == 2 for pair in raw):
+        raise place.refuse("contention_by_workers", problem)
+    try:
+        pairs = tuple((int(workers), float(efficiency)) for workers, efficiency in raw)
+    except (TypeError, ValueError):
+        raise place.refuse("contention_by_workers", problem) from None
+    counts = [workers for workers, _ in pairs]
+    if counts != sorted(set(counts)) or any(workers < 3 or not 0.1 <= e <= 1.0 for workers, e in pairs):
+        raise place.refuse("contention_by_workers", problem)
+    return pairs
 
 
 def _runs(raw: Any, place: Place) -> tuple[tuple[int, float], ...]:

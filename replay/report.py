@@ -83,8 +83,9 @@ def _sharing_line(prediction: Prediction) -> list[str]:
         source = "as given"
     down, up = prediction.link.download_reverse_efficiency, prediction.link.upload_reverse_efficiency
     reverse = f", reverse efficiencies {down:g} (download) / {up:g} (upload)" if min(down, up) < 1.0 else ""
+    by_workers = "".join(f", {e:g} from {n} workers" for n, e in prediction.link.contention_by_workers)
     return [f"sharing parameters: seniority {p['seniority']:g}, overtake chance {law}, contention efficiency "
-            f"{p['contention_efficiency']:g}{reverse} ({source})"]
+            f"{p['contention_efficiency']:g}{by_workers}{reverse} ({source})"]
 
 
 def min_max_error_bars(points: list[Point], batch: int) -> list[list[float]]:

@@ -35,6 +35,7 @@ class PredictRequest:
     mtu: int = DEFAULT_MTU
     contention_efficiency: float = 1.0
     reverse_efficiencies: tuple[float, float] = (1.0, 1.0)  # (download, upload), from a link profile's step fits
+    contention_by_workers: tuple[tuple[int, float], ...] = ()  # (workers, efficiency), from the step fits too
     settings: ReplaySettings = field(default_factory=ReplaySettings)
     timelines: bool = True
     timeline_steps: int = TIMELINE_STEPS
@@ -61,7 +62,8 @@ def run_predict(request: PredictRequest) -> PredictOutcome:
     check_output_folder(request.out_dir)
     graph = load_stepgraph(request.graph_path)
     link = target_link(graph, request.bandwidth_bps, request.latency_s, request.worker_bandwidth_bps, request.mtu,
-                       request.contention_efficiency, request.worker_bandwidths_bps, request.reverse_efficiencies)
+                       request.contention_efficiency, request.worker_bandwidths_bps, request.reverse_efficiencies,
+                       request.contention_by_workers)
     prediction = predict(graph, workers, link, request.settings)
     timelines = {}
     if request.timelines:

@@ -17,7 +17,7 @@ from tracetool.measure.transports import (
     DEFAULT_MODEL_PROBE_TRANSPORT,
     DEFAULT_TRANSPORT,
     MODEL_PROBE_TRANSPORTS,
-    TRANSPORTS,
+    TENSORFLOW_TRANSPORT,
 )
 
 
@@ -173,6 +173,9 @@ def cmd_probe(args: argparse.Namespace) -> int:
         if args.bandwidth or args.queue != "5ms" or args.tcp_congestion_control != "cubic":
             raise ToolError("--bandwidth, --queue and --tcp-congestion-control shape the emulated link; "
                             "real hosts are probed as they are")
+        if args.transport == TENSORFLOW_TRANSPORT and not args.no_step_fit:
+            raise ToolError("--transport tensorflow runs its reference steps on the emulated link only; on real "
+                            "hosts give --transport tcp or grpc")
         profile = probe_hosts(load_cluster_file(Path(args.cluster)), args.job, args.task_index, args.trials, say,
                               step_fit=not args.no_step_fit, step_repeats=args.step_repeats,
                               reference_steps_s=reference_steps, transport=args.transport,
@@ -233,10 +236,11 @@ def add_probe_command(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--reference-steps", default="0.25", metavar="SECONDS[,SECONDS]",
                    help="transfer time each way of the reference steps (default 0.25); with several the replay "
                         "interpolates their fits by the model's transfer time (docs/network-probe.md)")
-    p.add_argument("--transport", choices=TRANSPORTS, default=DEFAULT_TRANSPORT,
-                   help="how the reference steps move their bytes: one TCP send each way (default) or gRPC calls of "
+    p.add_argument("--transport", choices=MODEL_PROBE_TRANSPORTS, default=DEFAULT_TRANSPORT,
+                   help="how the reference steps move their bytes: one TCP send each way (default), gRPC calls of "
                         "several tensors, as TensorFlow's workers do (on real hosts the PS then also listens on the "
-                        "port after its own; docs/network-probe.md)")
+                        "port after its own), or TensorFlow itself moving PS variables of the step's size (emulated "
+                        "link only; 20 s windows and one efficiency per worker count; docs/network-probe.md)")
     p.add_argument("--step-window", type=float, default=None, metavar="SECONDS",
                    help="each worker count's reference-step window, at least (default 10; deep buffers settle "
                         "slowly, docs/network-probe.md)")

@@ -198,17 +198,20 @@ def target_link(
     contention_efficiency: float = 1.0,
     worker_bandwidths_bps: tuple[float, ...] = (),
     reverse_efficiencies: tuple[float, float] = (1.0, 1.0),
+    contention_by_workers: tuple[tuple[int, float], ...] = (),
 ) -> LinkConfig:
     """The link to predict for: the user's line rate (both directions) and latency, with the
     per-transfer overhead calibrated on the profiled link and the headers of ``mtu``-sized
     frames taken off the line rate. ``None`` bandwidth means the profiled link (payload rates).
-    ``reverse_efficiencies`` (download, upload) are a measured network's (a link profile's step fits)."""
+    ``reverse_efficiencies`` (download, upload) and ``contention_by_workers`` are a measured
+    network's (a link profile's step fits)."""
     base = profiled_link(graph)
     down, up = reverse_efficiencies
     if bandwidth_bps is None:
         return replace(base, latency_s=latency_s, worker_bandwidth_bps=worker_bandwidth_bps,
                        contention_efficiency=contention_efficiency, worker_bandwidths_bps=worker_bandwidths_bps,
-                       download_reverse_efficiency=down, upload_reverse_efficiency=up)
+                       download_reverse_efficiency=down, upload_reverse_efficiency=up,
+                       contention_by_workers=contention_by_workers)
     check_bandwidth_bps(bandwidth_bps)
     return LinkConfig(
         download_bandwidth_bps=bandwidth_bps,
@@ -223,4 +226,5 @@ def target_link(
         contention_efficiency=contention_efficiency,
         download_reverse_efficiency=down,
         upload_reverse_efficiency=up,
+        contention_by_workers=contention_by_workers,
     )

@@ -104,6 +104,17 @@ def _fitted_profile(**direction: float) -> LinkProfile:
                        (SHORT_FIT, LONG_FIT))
 
 
+def _per_count_profile() -> LinkProfile:
+    """Step fits of TensorFlow's reference step: three workers lose less than four on the short
+    step, more on the long one, and the long fit has no four-worker value of its own."""
+    from dataclasses import replace
+
+    profile = _fitted_profile()
+    short = replace(SHORT_FIT, contention_by_workers=((3, 0.90), (4, 0.60)))
+    long = replace(LONG_FIT, contention_by_workers=((3, 0.70),))
+    return replace(profile, step_fits=(short, long))
+
+
 def _fitted_profile_without_trials() -> LinkProfile:
     from dataclasses import replace
 
@@ -111,7 +122,8 @@ def _fitted_profile_without_trials() -> LinkProfile:
     return replace(profile, download=replace(profile.download, trials=0), upload=replace(profile.upload, trials=0))
 
 
-@pytest.mark.parametrize("profile", [_profile(), _fitted_profile(), _fitted_profile_without_trials()])
+@pytest.mark.parametrize("profile", [_profile(), _fitted_profile(), _fitted_profile_without_trials(),
+                                     _per_count_profile()])
 def test_a_profile_round_trips_through_json(tmp_path: Path, profile: LinkProfile):
     path = tmp_path / "link.json"
     path.write_text(json.dumps(profile.to_json_dict()))
@@ -133,10 +145,24 @@ def test_step_fits_give_the_link_efficiencies_by_transfer_time_and_leave_the_sha
     assert _profile().sharing_parameters()["seniority"] == 2.0
 
 
+def test_per_count_step_fits_give_each_worker_count_its_contention_at_the_steps_transfer_time():
+    """Each count is interpolated like the one efficiency; a fit without a count of its own gives
+    it the efficiency of its largest fitted count below (the long fit's four workers: its three's
+    0.70), and below three workers the one efficiency holds. Fits without counts give none."""
+    profile = _per_count_profile()
+    assert profile.contention_by_workers(0.001, 0.001) == ((3, 0.90), (4, 0.60))
+    assert profile.contention_by_workers(0.1, 0.1) == ((3, 0.70), (4, 0.70))
+    halfway = profile.contention_by_workers(0.002, 0.006)  # 4 ms: halfway in log time
+    assert [n for n, _ in halfway] == [3, 4] and [e for _, e in halfway] == pytest.approx([0.80, 0.65])
+    assert profile.step_fits[1].contention_for(2) == 0.80 and profile.step_fits[1].contention_for(9) == 0.70
+    assert _fitted_profile().contention_by_workers(0.004, 0.004) == ()
+
+
 def test_a_profile_with_one_step_fit_from_before_there_were_two_still_reads():
     """Its transfer time comes from its bytes at the download payload rate."""
     data = _profile().to_json_dict()
-    data["step_fit"] = {key: value for key, value in SHORT_FIT.__dict__.items() if key not in ("transfer_s", "runs")}
+    data["step_fit"] = {key: value for key, value in SHORT_FIT.__dict__.items()
+                        if key not in ("transfer_s", "runs", "contention_by_workers")}
     del data["step_fits"]
     profile = link_profile_from_json(data, "link.json")
     assert len(profile.step_fits) == 1
@@ -161,6 +187,13 @@ def test_a_profile_with_one_step_fit_from_before_there_were_two_still_reads():
     (_fitted_profile, lambda d: d["step_fits"][0].update(runs=[[0, 40.0]]), "worker count below 1"),
     (_fitted_profile, lambda d: d["step_fits"][0].update(runs=[["one", 40.0]]), "runs' is not a list of"),
     (_fitted_profile, lambda d: d.update(step_fits={"a": 0.7}), "step_fits"),
+    (_per_count_profile, lambda d: d["step_fits"][0].update(contention_by_workers=[[2, 0.5]]),
+     "contention_by_workers' is not a list of"),
+    (_per_count_profile, lambda d: d["step_fits"][0].update(contention_by_workers=[[4, 0.5], [3, 0.6]]),
+     "fewest first"),
+    (_per_count_profile, lambda d: d["step_fits"][0].update(contention_by_workers=[[3, 0.05]]), "efficiencies 0.1-1"),
+    (_per_count_profile, lambda d: d["step_fits"][1].update(contention_by_workers=[[3]]), "pairs"),
+    (_per_count_profile, lambda d: d["step_fits"][1].update(contention_by_workers=[["three", 0.5]]), "pairs"),
     (_fitted_profile, lambda d: d.update(step_fit=[0.7]), "step_fit"),
 ])
 def test_bad_profiles_are_refused_in_one_line(profile, mutate, words: str):
@@ -225,6 +258,27 @@ def test_replay_predict_takes_the_step_fits_efficiencies_at_the_graphs_transfer_
                  "--seeds", "1", "--steps", "4", "--no-timelines", "--out", str(tmp_path / "q")]) == 0
     fast = json.loads((tmp_path / "q" / "prediction.json").read_text())["link"]
     assert (fast["contention_efficiency"], fast["download_reverse_efficiency"]) == (0.72, 0.69)
+
+
+def test_replay_predict_takes_each_worker_counts_contention_from_per_count_step_fits(tmp_path: Path,
+                                                                                     graph_file: Path, capsys):
+    """The short fit's counts hold at 1gbit (0.42 ms transfers): three workers replay at 0.90 and
+    four at 0.60, which the report names; --contention-efficiency replaces them all."""
+    from replay.cli import main
+
+    path = tmp_path / "link.json"
+    path.write_text(json.dumps(_per_count_profile().to_json_dict()))
+    common = ["--workers", "1,3,4", "--link-profile", str(path), "--bandwidth", "1gbit", "--seeds", "1",
+              "--steps", "4", "--no-timelines"]
+    assert main(["predict", str(graph_file), *common, "--out", str(tmp_path / "p")]) == 0
+    link = json.loads((tmp_path / "p" / "prediction.json").read_text())["link"]
+    assert link["contention_efficiency"] == 0.72
+    assert [list(pair) for pair in link["contention_by_workers"]] == [[3, 0.90], [4, 0.60]]
+    assert "contention efficiency 0.72, 0.9 from 3 workers, 0.6 from 4 workers" in capsys.readouterr().out
+    assert main(["predict", str(graph_file), *common, "--contention-efficiency", "0.5",
+                 "--out", str(tmp_path / "q")]) == 0
+    link = json.loads((tmp_path / "q" / "prediction.json").read_text())["link"]
+    assert link["contention_efficiency"] == 0.5 and link["contention_by_workers"] == []
 
 
 @pytest.mark.cluster
@@ -338,6 +392,44 @@ def test_the_reference_step_fit_runs_on_a_real_shaped_link():
     assert 0.1 <= fit.contention_efficiency <= 1.0
     assert 0.1 <= fit.download_reverse_efficiency <= 1.0 and 0.1 <= fit.upload_reverse_efficiency <= 1.0
     assert (fit.download_bytes, fit.upload_bytes, fit.compute_s, fit.transfer_s) == (down, up, compute_s, 0.25)
+
+
+@pytest.mark.cluster
+@needs_root
+def test_tensorflow_runs_the_reference_step_on_a_real_shaped_link(tmp_path: Path):
+    """TensorFlow's reference step of 0.1 s each way over a 50mbit link with a 100 ms buffer and
+    CUBIC, by one, three and four workers: one worker steps no faster than its two transfers and
+    compute allow, four no faster than the busier direction allows, and three and four workers
+    get contention efficiencies of their own; the measurement's folder is the caller's."""
+    from tracetool.measure.tensorflow_step_fit import tensorflow_reference_step_fit
+
+    work = tmp_path / "work"
+    fit = tensorflow_reference_step_fit(50e6, 0.002, QueueSize(ms=100), "cubic", 0.1, work, workers=(1, 3, 4),
+                                        min_window_s=5.0)
+    assert (fit.transfer_s, fit.download_bytes) == (0.1, fit.upload_bytes)
+    assert 8 * fit.download_bytes / 50e6 == pytest.approx(0.1 * 0.956, rel=0.01)
+    rates = dict(fit.runs)
+    assert sorted(rates) == [1, 3, 4]
+    assert 0.5 / 0.212 < rates[1] < 1.02 / 0.212  # each step: 0.1 s down, 12 ms compute, 0.1 s up, alone
+    assert rates[1] < rates[4] < 1.02 / 0.1  # four share each direction: at best one step per 0.1 s
+    assert fit.contention_source == "probe rates"
+    assert [n for n, _ in fit.contention_by_workers] == [3, 4]
+    assert all(0.1 <= e <= 1.0 for _, e in fit.contention_by_workers)
+    assert (work / "probe_model.py").exists() and (work / "probe-measured" / "measured.json").exists()
+
+
+def test_tensorflow_reference_steps_need_the_emulated_link(tmp_path: Path):
+    import subprocess
+    import sys
+
+    cluster = tmp_path / "cluster.json"
+    cluster.write_text(json.dumps({"ps": ["10.0.0.1:2222"], "worker": ["10.0.0.2:2222", "10.0.0.3:2222"]}))
+    result = subprocess.run([sys.executable, "-m", "tracetool.cli", "probe", "--cluster", str(cluster), "--job",
+                             "worker", "--transport", "tensorflow", "--out", str(tmp_path / "p.json")],
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2 and result.stderr.count("\n") == 1
+    assert "--transport tensorflow runs its reference steps on the emulated link only" in result.stderr
+    assert not (tmp_path / "p.json").exists()
 
 
 def test_reference_steps_are_read_in_increasing_transfer_time():

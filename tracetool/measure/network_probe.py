@@ -56,6 +56,7 @@ from tracetool.measure.link_probe import (
     check_probe_repeats,
     summarize_spans,
 )
+from tracetool.measure.transports import TENSORFLOW_TRANSPORT
 
 PORT = 5002
 LEAD_S = 0.5  # plans start this long after they are made: time for the clients to start and connect
@@ -319,8 +320,9 @@ def probe_network(bandwidth_bps: float, queue: QueueSize = DEFAULT_QUEUE,
                   step_repeats: int = DEFAULT_STEP_REPEATS, reference_steps_s: tuple[float, ...] | None = None,
                   transport: str = DEFAULT_TRANSPORT, step_window_s: float | None = None) -> LinkProfile:
     """Probe the emulated PS link of this machine; with ``step_fit`` also the reference steps of
-    one to four workers over ``transport`` (``link_probe.TRANSPORTS``) for windows of at least
-    ``step_window_s``, whose replayed fits give the profile's link efficiencies (``link_step_fit``)."""
+    one to four workers over ``transport`` (``link_probe.TRANSPORTS``, or TensorFlow itself:
+    ``tensorflow_step_fit``) for windows of at least ``step_window_s``, whose replayed fits give
+    the profile's link efficiencies (``link_step_fit``)."""
     trials = join_trials(trials, step_fit)
     check_probe_repeats(step_repeats, "--step-repeats")
     say = progress or (lambda text: None)
@@ -350,12 +352,23 @@ def probe_network(bandwidth_bps: float, queue: QueueSize = DEFAULT_QUEUE,
         fit_reference_steps,
     )
 
-    window_s = MIN_STEP_WINDOW_S if step_window_s is None else step_window_s
     say(f"probing reference steps of 1 to {MAX_STEP_WORKERS} workers over {transport}")
-    prober = emulated_step_prober(bandwidth_bps, queue, tcp_congestion_control, transport)
-    fits = fit_reference_steps(bandwidth_bps, profile.latency_s, queue.delay_s(bandwidth_bps), prober,
-                               tcp_congestion_control, progress=say, repeats=step_repeats,
-                               transfers_s=reference_steps_s or REFERENCE_TRANSFERS_S, min_window_s=window_s)
+    transfers_s = reference_steps_s or REFERENCE_TRANSFERS_S
+    if transport == TENSORFLOW_TRANSPORT:
+        from tracetool.measure.tensorflow_step_fit import (
+            DEFAULT_TENSORFLOW_STEP_WINDOW_S,
+            tensorflow_reference_step_fits,
+        )
+
+        window_s = DEFAULT_TENSORFLOW_STEP_WINDOW_S if step_window_s is None else step_window_s
+        fits = tensorflow_reference_step_fits(bandwidth_bps, profile.latency_s, queue, tcp_congestion_control,
+                                              transfers_s, say, repeats=step_repeats, min_window_s=window_s)
+    else:
+        window_s = MIN_STEP_WINDOW_S if step_window_s is None else step_window_s
+        prober = emulated_step_prober(bandwidth_bps, queue, tcp_congestion_control, transport)
+        fits = fit_reference_steps(bandwidth_bps, profile.latency_s, queue.delay_s(bandwidth_bps), prober,
+                                   tcp_congestion_control, progress=say, repeats=step_repeats,
+                                   transfers_s=transfers_s, min_window_s=window_s)
     environment = {**environment, "step_transport": transport, "step_window_s": window_s}
     return replace(profile, environment=environment, step_fits=fits)
 

@@ -35,10 +35,12 @@ def download_tensor_bytes(graph: Any) -> list[int]:
     return [graph.nodes[i].bytes for i in graph.node_ids_of_kind("download")]
 
 
-def probe_model_source(model: str, tensor_bytes: list[int], compute_s: float) -> str:
+def probe_model_source(model: str, tensor_bytes: list[int], compute_s: float,
+                       writer: str = "tracetool validate") -> str:
     """A model file ``tracetool measure --model`` runs: ``model``'s tensors and compute wait, nothing else."""
-    return (f'"""TensorFlow link probe of {model}\'s step: {len(tensor_bytes)} tensors, {sum(tensor_bytes):,} B each '
-            f'way,\n{compute_s * 1e3:.1f} ms of compute. Written by tracetool validate; run it again with\n'
+    return (f'"""TensorFlow link probe of the step of {model}: {len(tensor_bytes)} tensors, '
+            f'{sum(tensor_bytes):,} B each way,\n{compute_s * 1e3:.1f} ms of compute. Written by {writer}; '
+            'run it again with\n'
             '``tracetool measure --model THIS_FILE ...``."""\n\n'
             "from tracetool.measure.probe_model import build_probe_loss\n\n"
             f"TENSOR_BYTES = [\n{_rows(tensor_bytes)}]\n"
