@@ -45,16 +45,27 @@ T   validate with its probe run by TensorFlow itself on the model's tensors, one
     --probe``, into ``<point>/tf-probe/``), the contention efficiency one for three and four workers;
 TC  the same probes (``LINK_PROBE=tf-probe/link-probe.json environment_repredict.sh ROOT tf-probe-per-count``)
     with one contention efficiency per probed worker count, validate's way with TensorFlow's probe;
+T2  TC with two TensorFlow probe runs per worker count, the default of ``--probe-repeats``: a second
+    run of each point's probe model (``tracetool measure --model <point>/tf-probe*/probe_model.py
+    --batch-size 1 --workers 2,3,4 --duration 20`` on the point's link, into ``<point>/tf-probe-run2/``)
+    merged with the first (``combine_link_probes.py POINT tf-probe-per-count/link-probe.json
+    tf-probe-run2/link-probe.json --out tf-probe-merged``), then ``LINK_PROBE=tf-probe-merged/link-probe.json
+    environment_repredict.sh ROOT tf-probe-2runs``;
+PT  a re-prediction from the link profile alone, whose reference step TensorFlow ran (``PROBE_ARGS="--transport
+    tensorflow" environment_profiles.sh ROOT probes-tf``; predictions in ``<point>/re-PT/``);
 deep the same two-run probes where the shaped queue is deeper than the replay's latency lets the
     probe's three- and four-worker rates set the contention efficiency (validate's default:
     ``link_calibration.rates_set_contention``), into ``<point>/deep-rates/``.
 
 and the median and max |error| per environment and variant, points with the CPU saturated left out.
+``VARIANTS=TC,T2,PT`` (comma-separated names) restricts the table to those columns, and replays
+only what they need.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -62,6 +73,11 @@ from pathlib import Path
 
 ROOT = Path(sys.argv[1]) if len(sys.argv) > 1 else Path("envval")
 REPLAY = "replay"
+ONLY = {name for name in os.environ.get("VARIANTS", "").split(",") if name}
+
+
+def wanted(name: str) -> bool:
+    return not ONLY or name in ONLY
 
 
 def predict(graph: Path, workers: list[int], extra: list[str], out: Path) -> dict[int, float]:
@@ -86,25 +102,27 @@ def main() -> None:
         for name, folder in (("re", "repredicted"), ("one", "calibrated"), ("now", "two-probes"),
                              ("deep", "deep-rates"), ("VG", "grpc-probes"),
                              ("VW", "tcp20-probes"), ("S", "spread"), ("T", "tf-probe"),
-                             ("TC", "tf-probe-per-count")):
+                             ("TC", "tf-probe-per-count"), ("T2", "tf-probe-2runs")):
             redone = vfile.parent / folder / "validation.json"
             if redone.exists():
                 variants[name] = {r["workers"]: r["predicted"] for r in json.loads(redone.read_text())["rows"]}
-        if profile.exists():
+        if profile.exists() and (wanted("V1") or wanted("V2")):
             lp = json.loads(profile.read_text())["derived"]
             variants["V1"] = predict(graph, workers, ["--link-profile", str(profile)], vfile.parent / "re-V1")
             variants["V2"] = predict(graph, workers, ["--bandwidth", str(v["bandwidth_bps"]), "--latency",
                                                       f"{lp['latency_s']}s", "--contention-efficiency",
                                                       str(link["contention_efficiency"])], vfile.parent / "re-V2")
-        for name, folder in (("P", "probes-step"), ("P2", "probes-two"), ("P3", "probes-three"), ("PG", "probes-grpc")):
+        for name, folder in (("P", "probes-step"), ("P2", "probes-two"), ("P3", "probes-three"), ("PG", "probes-grpc"),
+                             ("PT", "probes-tf")):
             stepped = ROOT / folder / f"{env}-{bw}.json"
-            if stepped.exists():
+            if stepped.exists() and wanted(name):
                 variants[name] = predict(graph, workers, ["--link-profile", str(stepped)], vfile.parent / f"re-{name}")
-        for name in ("T", "TC"):
+        for name in ("T", "TC", "T2"):
             # BBR's TensorFlow probes ran 2 to 4 workers; one worker's prediction does not depend on
             # the probe (the same in every variant where both ran), so it is the default's
             if name in variants and "deep" in variants:
                 variants[name] = {**{w: p for w, p in variants["deep"].items() if w == 1}, **variants[name]}
+        variants = {k: p for k, p in variants.items() if wanted(k) or k == "deep"}
         for r in v["rows"]:
             w = r["workers"]
             errs = {k: 100 * (p[w] / r["measured"] - 1) for k, p in variants.items() if w in p}
@@ -114,12 +132,13 @@ def main() -> None:
             print(f"{env:12s} {point:18s} {w} {r['measured']:7.3f} {shown}{cpu}", flush=True)
     for env in sorted({r[0] for r in rows}):
         sub = [r for r in rows if r[0] == env and not r[4]]
-        for k in ("V0", "V1", "V2", "re", "one", "now", "deep", "S", "VG", "VW", "T", "TC", "P", "P2", "P3", "PG"):
+        for k in ("V0", "V1", "V2", "re", "one", "now", "deep", "S", "VG", "VW", "T", "TC", "T2", "P", "P2", "P3", "PG",
+                  "PT"):
             e = [abs(r[5][k]) for r in sub if k in r[5]]
             if e:
                 print(f"{env:12s} {k}: {len(e)} points, median {statistics.median(e):.1f}%, max {max(e):.1f}%")
         latest = "deep" if any("deep" in r[5] for r in sub) else "now"
-        for variant in (latest, "S", "VG", "VW", "T", "TC", "P", "P2", "P3", "PG"):
+        for variant in (latest, "S", "VG", "VW", "T", "TC", "T2", "P", "P2", "P3", "PG", "PT"):
             for n in sorted({r[2] for r in sub}):
                 signed = [r[5][variant] for r in sub if r[2] == n and variant in r[5]]
                 if signed:

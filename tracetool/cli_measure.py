@@ -196,8 +196,9 @@ def cmd_probe(args: argparse.Namespace) -> int:
     write_json_atomically(out, profile.to_json_dict())
     sharing = profile.sharing_parameters()
     if profile.step_fits:
-        fits = "; ".join(f"{fit.transfer_s:.2f} s transfers: contention efficiency {fit.contention_efficiency:.3f}, "
-                         f"reverse efficiencies {fit.download_reverse_efficiency:.2f} (download) and "
+        fits = "; ".join(f"{fit.transfer_s:.2f} s transfers: contention efficiency {fit.contention_efficiency:.3f}"
+                         + "".join(f", {e:.3f} from {n} workers" for n, e in fit.contention_by_workers)
+                         + f", reverse efficiencies {fit.download_reverse_efficiency:.2f} (download) and "
                          f"{fit.upload_reverse_efficiency:.2f} (upload)" for fit in profile.step_fits)
         shared = f"{fits}; the default seniority and overtake law"
     else:
@@ -301,7 +302,8 @@ def add_measure_commands(sub: argparse._SubParsersAction) -> None:
                    help="with --contention-efficiency probe: what runs the probe of the model's step: TensorFlow "
                         "itself carrying the model's tensors with a sleep for its compute (default), or a "
                         "network-only program: one TCP send each way (tcp) or gRPC calls of several tensors (grpc)")
-    v.add_argument("--from-profile", default="", help="reuse this profile folder instead of profiling again")
+    v.add_argument("--from-profile", default="", help="reuse this profile folder, or the step graph (graph.json) an "
+                   "earlier validate wrote beside its prediction, instead of profiling again")
     v.add_argument("--from-measured", default="", help="reuse this measured.json instead of measuring again")
     v.add_argument("--from-link-probe", default="", help="with --contention-efficiency probe: reuse this "
                    "link-probe.json of an earlier validation of the same model and link instead of probing again")

@@ -283,6 +283,35 @@ def test_reused_measurement_of_another_model_is_refused(tmp_path: Path):
     assert result.stderr.strip().startswith("error: ") and len(result.stderr.strip().splitlines()) == 1
 
 
+def test_the_step_graph_a_validation_saved_re_predicts_it_without_the_profile(tmp_path: Path):
+    """A campaign point keeps graph.json, measured.json and TensorFlow's link probe, not the
+    profile's traces: validate from them predicts exactly what that validation predicted (the
+    per-count fit, the replay and its seeds are deterministic), without TensorFlow."""
+    point = REPO_ROOT / "benchmarks" / "results" / "environments" / "cubic-5ms" / "mlp-100mbit"
+    earlier = point / "tf-probe-per-count"
+    out = tmp_path / "v"
+    result = subprocess.run(
+        tracetool_argv("validate", "--model", "mlp", "--bandwidth", "100mbit", "--queue", "5ms",
+                       "--from-profile", str(earlier / "graph.json"),
+                       "--from-measured", str(point / "measured" / "measured.json"),
+                       "--from-link-probe", str(earlier / "link-probe.json"), "--out", str(out)),
+        capture_output=True, text=True, timeout=300, cwd=REPO_ROOT)
+    assert result.returncode == 0, result.stderr
+    assert "profiling" not in result.stderr and "probing" not in result.stderr
+    again, before = (json.loads((folder / "validation.json").read_text()) for folder in (out, earlier))
+    assert [(r["workers"], r["predicted"]) for r in again["rows"]] == [(r["workers"], r["predicted"])
+                                                                        for r in before["rows"]]
+    assert again["link_fit"]["contention_by_workers"] == before["link_fit"]["contention_by_workers"]
+    assert again["profile"] == str(earlier / "graph.json")
+    # a file that is not a step graph is refused before anything runs
+    refused = subprocess.run(
+        tracetool_argv("validate", "--model", "mlp", "--workers", "1,2", "--bandwidth", "100mbit",
+                       "--from-profile", str(point / "measured" / "measured.json"), "--out", str(tmp_path / "w")),
+        capture_output=True, text=True, timeout=60, cwd=REPO_ROOT)
+    assert refused.returncode == 2 and len(refused.stderr.strip().splitlines()) == 1, refused.stderr
+    assert "step graph" in refused.stderr and not (tmp_path / "w").exists()
+
+
 @pytest.mark.cluster
 @needs_root
 def test_a_failure_after_the_measurement_keeps_it_for_a_rerun(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):

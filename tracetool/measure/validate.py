@@ -598,8 +598,14 @@ def _measured_discipline(m: MeasureRequest, measured: dict[str, Any], path: Path
 
 def _check_reused_inputs(request: ValidateRequest) -> None:
     """Reused inputs exist, so a typo is found before a profile or a measurement runs."""
-    if request.from_profile is not None and not (request.from_profile / "meta.json").is_file():
-        raise ToolError(f"--from-profile {request.from_profile} holds no meta.json; give a profile folder")
+    if request.from_profile is not None:
+        if request.from_profile.is_file():
+            from tracetool.graph.stepgraph import load_stepgraph
+
+            load_stepgraph(request.from_profile)  # one line where it is not a step graph
+        elif not (request.from_profile / "meta.json").is_file():
+            raise ToolError(f"--from-profile {request.from_profile} holds no meta.json; give a profile folder or "
+                            "the step graph (graph.json) an earlier validate wrote")
     if request.from_link_probe is not None:
         _read_link_probe(request.from_link_probe)
 
@@ -663,8 +669,10 @@ def _validate_into(request: ValidateRequest, measured_file: dict[str, Any] | Non
     queue_delay_s = standing_queue_delay_s(measured)
     latency_s = (m.latency_s or 0.0) + queue_delay_s
     from tracetool.graph.builder import build_stepgraph_from_path
+    from tracetool.graph.stepgraph import load_stepgraph
 
-    graph = build_stepgraph_from_path(profile_dir)
+    # a step graph that validate saved beside its prediction re-predicts without the profile's traces
+    graph = load_stepgraph(profile_dir) if profile_dir.is_file() else build_stepgraph_from_path(profile_dir)
     probe = probe_contention_efficiency(request, graph, latency_s, say) if request.probe_link else None
     reverse = (1.0, 1.0)
     by_workers: tuple[tuple[int, float], ...] = ()
