@@ -13,7 +13,8 @@
 # instead of the campaign's own link-probe.json. PROBE_REPEATS=R sets validate's --probe-repeats;
 # VALIDATE_ARGS=... adds options to validate (e.g. "--probe-transport grpc --probe-duration 20").
 # Takes the lock /tmp/tfsim-tf.lock once for all points, so a running campaign waits rather than
-# being disturbed.
+# being disturbed. A point whose profile folder is not kept (the repository keeps none) is
+# re-predicted from the step graph its validation saved (graph.json), which gives the same graph.
 set -uo pipefail
 ROOT=${1:?usage: environment_repredict.sh ROOT [NAME [--probe] [ENV/POINT ...]]}
 NAME=${2:-repredicted}
@@ -39,8 +40,10 @@ for point in "$ROOT"/*/*/validation.json; do
     bandwidth=${name##*-}
     cc=${env%-*}
     queue=${env##*-}
+    profile="$dir/profile"
+    [ -d "$profile" ] || profile="$dir/graph.json"
     "$TRACETOOL" validate --model "$model" --bandwidth "$bandwidth" --queue "$queue" --tcp-congestion-control "$cc" \
-        --from-profile "$dir/profile" --from-measured "$dir/measured/measured.json" \
+        --from-profile "$profile" --from-measured "$dir/measured/measured.json" \
         "${reuse[@]}" $VALIDATE_ARGS --out "$dir/$NAME" > "$dir/$NAME.log" 2>&1 \
         || echo "$env $name: $(tail -1 "$dir/$NAME.log")"
     echo "$env $name: $(grep "median" "$dir/$NAME.log")"
