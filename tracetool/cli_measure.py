@@ -162,6 +162,9 @@ def cmd_probe(args: argparse.Namespace) -> int:
     if out is not None:
         check_output_file(out)
     reference_steps = parse_reference_steps(args.reference_steps)
+    # TensorFlow's reference step came closest in every environment of the campaign; real hosts would
+    # need TensorFlow started on each of them, so they keep the network-only probe
+    transport = args.transport or (DEFAULT_TRANSPORT if args.cluster else TENSORFLOW_TRANSPORT)
     if args.step_window is not None and not MIN_PROBE_WINDOW_S <= args.step_window <= MAX_STEP_WINDOW_S:
         raise ToolError(f"--step-window must be between {MIN_PROBE_WINDOW_S:g} and {MAX_STEP_WINDOW_S:g} seconds, "
                         f"got {args.step_window:g}")
@@ -173,12 +176,12 @@ def cmd_probe(args: argparse.Namespace) -> int:
         if args.bandwidth or args.queue != "5ms" or args.tcp_congestion_control != "cubic":
             raise ToolError("--bandwidth, --queue and --tcp-congestion-control shape the emulated link; "
                             "real hosts are probed as they are")
-        if args.transport == TENSORFLOW_TRANSPORT and not args.no_step_fit:
+        if transport == TENSORFLOW_TRANSPORT and not args.no_step_fit:
             raise ToolError("--transport tensorflow runs its reference steps on the emulated link only; on real "
                             "hosts give --transport tcp or grpc")
         profile = probe_hosts(load_cluster_file(Path(args.cluster)), args.job, args.task_index, args.trials, say,
                               step_fit=not args.no_step_fit, step_repeats=args.step_repeats,
-                              reference_steps_s=reference_steps, transport=args.transport,
+                              reference_steps_s=reference_steps, transport=transport,
                               step_window_s=args.step_window)
         if profile is None:
             return 0
@@ -190,7 +193,7 @@ def cmd_probe(args: argparse.Namespace) -> int:
         tcp_settings.check_tcp_congestion_control(args.tcp_congestion_control)
         profile = probe_network(bandwidth_bps, queue, args.tcp_congestion_control, args.trials, progress=say,
                                 step_fit=not args.no_step_fit, step_repeats=args.step_repeats,
-                                reference_steps_s=reference_steps, transport=args.transport,
+                                reference_steps_s=reference_steps, transport=transport,
                                 step_window_s=args.step_window)
     assert out is not None
     write_json_atomically(out, profile.to_json_dict())
@@ -212,13 +215,13 @@ def cmd_probe(args: argparse.Namespace) -> int:
 
 def add_probe_command(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
-        "probe", help="measure a network's line rate, standing queue and TCP sharing, without TensorFlow",
+        "probe", help="measure a network's line rate, standing queue and TCP sharing, without a model",
         description="On an emulated PS link (one namespace per task, tbf both ways, as measure builds it; needs "
                     "root) or on the hosts of a real cluster (--cluster, run on the PS and on workers 0 to 3, or "
                     "all the cluster has if fewer): one connection's bulk rate each way, idle and loaded round trips "
-                    "(the standing queue), a reference step of one to four workers (the link's contention and reverse "
-                    "efficiencies) and, with --trials or --no-step-fit, join trials of two workers (how a busy "
-                    "direction is shared). "
+                    "(the standing queue), a reference step of one to four workers, run by TensorFlow itself on the "
+                    "emulated link (the link's contention and reverse efficiencies) and, with --trials or "
+                    "--no-step-fit, join trials of two workers (how a busy direction is shared). "
                     "Writes a link profile JSON for replay predict --link-profile (docs/network-probe.md).")
     p.add_argument("--bandwidth", default="", help="the emulated link's rate both ways (tc syntax: 100mbit, 1gbit)")
     p.add_argument("--queue", default="5ms", metavar="TIME|BYTES",
@@ -237,11 +240,12 @@ def add_probe_command(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--reference-steps", default="0.25", metavar="SECONDS[,SECONDS]",
                    help="transfer time each way of the reference steps (default 0.25); with several the replay "
                         "interpolates their fits by the model's transfer time (docs/network-probe.md)")
-    p.add_argument("--transport", choices=MODEL_PROBE_TRANSPORTS, default=DEFAULT_TRANSPORT,
-                   help="how the reference steps move their bytes: one TCP send each way (default), gRPC calls of "
-                        "several tensors, as TensorFlow's workers do (on real hosts the PS then also listens on the "
-                        "port after its own), or TensorFlow itself moving PS variables of the step's size (emulated "
-                        "link only; 20 s windows and one efficiency per worker count; docs/network-probe.md)")
+    p.add_argument("--transport", choices=MODEL_PROBE_TRANSPORTS, default=None,
+                   help="how the reference steps move their bytes: TensorFlow itself moving PS variables of the "
+                        "step's size (the default on the emulated link: 20 s windows, one contention efficiency per "
+                        "worker count; needs the collector's TensorFlow), one TCP send each way (the default on real "
+                        "hosts), or gRPC calls of several tensors, as TensorFlow's workers make (on real hosts the "
+                        "PS then also listens on the port after its own); docs/network-probe.md")
     p.add_argument("--step-window", type=float, default=None, metavar="SECONDS",
                    help="each worker count's reference-step window, at least (default 10; deep buffers settle "
                         "slowly, docs/network-probe.md)")
@@ -296,8 +300,8 @@ def add_measure_commands(sub: argparse._SubParsersAction) -> None:
                    "at least 20 with TensorFlow's probe)")
     v.add_argument("--probe-repeats", type=int, default=None, metavar="R",
                    help="with --contention-efficiency probe: probe runs per worker count, each on a fresh link "
-                   "and each a point of the fit (default 1 with TensorFlow's probe, 2 with the network-only "
-                   "ones: one window is noisy, and three or more workers settle into either of two regimes)")
+                   "and each a point of the fit (default 2: one window is noisy, and three or more workers "
+                   "settle into either of two regimes)")
     v.add_argument("--probe-transport", choices=MODEL_PROBE_TRANSPORTS, default=DEFAULT_MODEL_PROBE_TRANSPORT,
                    help="with --contention-efficiency probe: what runs the probe of the model's step: TensorFlow "
                         "itself carrying the model's tensors with a sleep for its compute (default), or a "

@@ -357,10 +357,10 @@ def test_validate_probes_and_repeats_by_default_where_it_can():
     validate_args = parser.parse_args(["validate", "--model", "mlp", "--workers", "1,2", "--bandwidth", "20mbit",
                                        "--out", "v"])
     assert validate_args.contention_efficiency == "auto"
-    # the probe: TensorFlow itself on the model's tensors, one run per worker count
+    # the probe: TensorFlow itself on the model's tensors, two runs per worker count
     assert validate_args.probe_transport == "tensorflow" and validate_args.probe_repeats is None
     from tracetool.measure.transports import default_probe_repeats
-    assert default_probe_repeats("tensorflow") == 1 and default_probe_repeats("tcp") == 2
+    assert default_probe_repeats("tensorflow") == default_probe_repeats("tcp") == 2
     request = _measure_request(validate_args, Path("v"))
     assert request.repeats == 2 and default_probe(request)
     measure_args = parser.parse_args(["measure", "--model", "mlp", "--workers", "1,2", "--out", "m"])
