@@ -238,8 +238,10 @@ def test_real_validation_writes_rows_summary_and_plot(tmp_path: Path):
     assert f"{len(probe_tensors(out / 'profile'))} tensors" in model_source
     probe_measured = json.loads((fourth / "probe-measured" / "measured.json").read_text())
     assert [p["workers"] for p in probe_measured["points"]] == [1, 2]
-    assert [p["steps_per_second"] for p in probe["points"]] == [p["steps_per_second"]
-                                                                for p in probe_measured["points"]]
+    # two probe runs per worker count by default, each a point of the link probe
+    assert probe_measured["repeats"] == 2
+    assert [p["steps_per_second"] for p in probe["points"]] == [rate for p in probe_measured["points"]
+                                                                for rate in p["run_steps_per_second"]]
     # its rates alone set the fit: two workers met by the reverse efficiencies, or nothing charged
     # where the probe is as fast as the loss-free replay (a shallow buffer's workers in turns)
     fit = probed["link_fit"]
