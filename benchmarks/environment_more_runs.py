@@ -130,7 +130,7 @@ def main(argv: list[str]) -> int:
     def say(text: str) -> None:
         print(text, flush=True)
 
-    for point_dir in sorted(p.parent for p in root.glob("*/*/measured/measured.json")):
+    for point_dir in sorted(p.parent.parent for p in root.glob("*/*/measured/measured.json")):
         if only and f"{point_dir.parent.name}/{point_dir.name}" not in only:
             continue
         # the probe first: its runs are shorter, and the re-prediction needs both
