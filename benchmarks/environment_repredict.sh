@@ -10,7 +10,8 @@
 # point), instead of reusing the point's link-probe.json; then NAME/link-probe.json is the new
 # probe, which later runs may reuse with --from-link-probe. ENV/POINT names restrict the points.
 # LINK_PROBE=reprobed/link-probe.json reuses that probe of each point (a path below the point)
-# instead of the campaign's own link-probe.json. PROBE_REPEATS=R sets validate's --probe-repeats;
+# instead of the campaign's own link-probe.json; MEASURED=more-runs/measured.json likewise replaces
+# the point's measured/measured.json (benchmarks/environment_more_runs.py). PROBE_REPEATS=R sets validate's --probe-repeats;
 # VALIDATE_ARGS=... adds options to validate (e.g. "--probe-transport grpc --probe-duration 20").
 # Takes the lock /tmp/tfsim-tf.lock once for all points, so a running campaign waits rather than
 # being disturbed. A point whose profile folder is not kept (the repository keeps none) is
@@ -24,9 +25,10 @@ shift 2 2>/dev/null || shift $#
 ONLY="$*"
 TRACETOOL=${TRACETOOL:-tracetool}
 LINK_PROBE=${LINK_PROBE:-link-probe.json}
+MEASURED=${MEASURED:-measured/measured.json}
 PROBE_REPEATS=${PROBE_REPEATS:-}
 VALIDATE_ARGS=${VALIDATE_ARGS:-}
-export ROOT NAME TRACETOOL PROBE ONLY LINK_PROBE PROBE_REPEATS VALIDATE_ARGS
+export ROOT NAME TRACETOOL PROBE ONLY LINK_PROBE MEASURED PROBE_REPEATS VALIDATE_ARGS
 flock /tmp/tfsim-tf.lock bash -c '
 for point in "$ROOT"/*/*/validation.json; do
     dir=$(dirname "$point")
@@ -43,7 +45,7 @@ for point in "$ROOT"/*/*/validation.json; do
     profile="$dir/profile"
     [ -d "$profile" ] || profile="$dir/graph.json"
     "$TRACETOOL" validate --model "$model" --bandwidth "$bandwidth" --queue "$queue" --tcp-congestion-control "$cc" \
-        --from-profile "$profile" --from-measured "$dir/measured/measured.json" \
+        --from-profile "$profile" --from-measured "$dir/$MEASURED" \
         "${reuse[@]}" $VALIDATE_ARGS --out "$dir/$NAME" > "$dir/$NAME.log" 2>&1 \
         || echo "$env $name: $(tail -1 "$dir/$NAME.log")"
     echo "$env $name: $(grep "median" "$dir/$NAME.log")"

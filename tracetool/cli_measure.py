@@ -26,6 +26,7 @@ def _measure_request(args: argparse.Namespace, out_dir: Path):  # noqa: ANN202 -
     from tracetool.measure.measurement import MeasureRequest, parse_worker_counts
     from tracetool.measure.slow_workers import parse_slow_worker
 
+    repeats = args.repeats if args.repeats is not None else (2 if args.command == "validate" else 1)
     return MeasureRequest(
         model=args.model,
         batch_size=args.batch_size,
@@ -43,11 +44,36 @@ def _measure_request(args: argparse.Namespace, out_dir: Path):  # noqa: ANN202 -
         tcp_congestion_control=args.tcp_congestion_control,
         queue=parse_queue(args.queue),
         trace_steps=getattr(args, "trace_steps", 0),
-        repeats=args.repeats if args.repeats is not None else (2 if args.command == "validate" else 1),
+        repeats=repeats,
+        **_more_runs(args, repeats),
         sync=args.sync,
         replicas_to_aggregate=args.replicas_to_aggregate,
         slow_workers=tuple(parse_slow_worker(text) for text in args.slow_worker),
     )
+
+
+def _more_runs(args: argparse.Namespace, repeats: int) -> dict[str, object]:
+    """``--max-standard-error`` and ``--max-repeats``: validate runs more clusters of a count whose
+    runs' mean is uncertain by over 4% (up to four runs); measure does only when asked. 0 turns
+    it off."""
+    from tracetool.measure.repeats import VALIDATE_MAX_REPEATS, VALIDATE_MAX_STANDARD_ERROR
+
+    text = args.max_standard_error
+    if text is None:
+        limit = VALIDATE_MAX_STANDARD_ERROR if args.command == "validate" else None
+    else:
+        try:
+            limit = float(text.strip().removesuffix("%")) / 100.0
+        except ValueError:
+            raise ToolError(f"bad --max-standard-error '{text}': give a percentage of the mean, e.g. 4%, "
+                            "or 0 for exactly --repeats runs") from None
+        limit = limit or None
+    if limit is None:
+        if args.max_repeats is not None:
+            raise ToolError("--max-repeats caps the runs --max-standard-error adds; give that too")
+        return {}
+    most = args.max_repeats if args.max_repeats is not None else max(repeats, VALIDATE_MAX_REPEATS)
+    return {"max_standard_error": limit, "max_repeats": most}
 
 
 def cmd_measure(args: argparse.Namespace) -> int:
@@ -56,9 +82,9 @@ def cmd_measure(args: argparse.Namespace) -> int:
     if args.cluster:
         if args.job is None:
             raise ToolError("--cluster needs --job ps|worker and --task-index of the task this host runs")
-        if args.repeats not in (None, 1):
-            raise ToolError("--repeats runs local clusters only; on real hosts start the measurement again "
-                            "for each run")
+        if args.repeats not in (None, 1) or args.max_standard_error is not None:
+            raise ToolError("--repeats and --max-standard-error run local clusters only; on real hosts start the "
+                            "measurement again for each run")
         args.workers = args.workers or "1"
         request = _measure_request(args, Path(args.out))
         out = measure_on_host(request, Path(args.cluster), args.job, args.task_index)
@@ -126,6 +152,12 @@ def _common(p: argparse.ArgumentParser) -> None:
                    help="independent clusters per worker count (default: 1 for measure; 2 for validate, whose "
                    "points with several workers can settle into either of two regimes); with 2 or more the "
                    "point is their mean and its interval is the spread between runs")
+    p.add_argument("--max-standard-error", default=None, metavar="PCT",
+                   help="run more clusters of a worker count, one at a time, while the standard error of their "
+                   "mean rate is over PCT of it (default: 4%% for validate, where two runs more than 8%% apart "
+                   "split between regimes; off for measure; 0 turns it off)")
+    p.add_argument("--max-repeats", type=int, default=None, metavar="M",
+                   help="with --max-standard-error: at most M runs per worker count (default 4)")
     p.add_argument("--warmup", type=int, default=5, help="steps each worker runs before it counts as warm (default 5)")
     p.add_argument("--sync", default="async", metavar="async|sync|backup",
                    help="async (default): between-graph replication, every gradient applied as it arrives; sync or "

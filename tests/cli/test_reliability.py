@@ -410,6 +410,23 @@ def test_bad_queue_is_refused_before_anything_starts(tmp_path: Path, argv: list[
     assert not (tmp_path / "m").exists()
 
 
+@pytest.mark.parametrize("command,argv,words", [
+    ("measure", ["--max-standard-error", "some"], ("bad --max-standard-error 'some'", "4%")),
+    ("measure", ["--max-standard-error", "150%"], ("--max-standard-error must be a percentage",)),
+    ("measure", ["--max-repeats", "6"], ("--max-repeats caps", "--max-standard-error")),
+    ("measure", ["--repeats", "3", "--max-standard-error", "4%", "--max-repeats", "2"],
+     ("--max-repeats must be between --repeats (3) and 30, got 2",)),
+    ("validate", ["--max-repeats", "31"], ("--max-repeats must be between --repeats (2) and 30, got 31",)),
+    ("validate", ["--max-standard-error", "0", "--max-repeats", "4"], ("--max-repeats caps",)),
+    ("measure", ["--cluster", "c.json", "--job", "worker", "--max-standard-error", "4%"], ("local clusters only",)),
+])
+def test_bad_run_limits_are_refused_before_anything_starts(tmp_path: Path, command: str, argv: list[str],
+                                                           words: tuple[str, ...]):
+    result = run_cli("tracetool", command, "--model", "mlp", "--workers", "1", *argv, "--out", str(tmp_path / "m"))
+    assert_refused(result, *words)
+    assert not (tmp_path / "m").exists()
+
+
 @pytest.mark.parametrize("argv,words", [
     ([], ("--bandwidth is required",)),
     (["--bandwidth", "fast"], ("bad bandwidth",)),

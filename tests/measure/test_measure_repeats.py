@@ -7,7 +7,7 @@ import math
 import pytest
 
 from tracetool.measure.measurement import build_point
-from tracetool.measure.repeats import combine_runs, runs_to_try
+from tracetool.measure.repeats import combine_runs, relative_standard_error, runs_to_try, why_another_run
 
 
 def _run(worker_rates: list[float], cores: float, saturated: bool = False, stolen: bool = False) -> dict:
@@ -84,3 +84,27 @@ def test_disturbed_runs_are_replaced_up_to_as_many_extra_runs_as_asked_for():
     assert runs_to_try(3, [stolen] * 6) == 0
     assert runs_to_try(1, [clean]) == 0
     assert runs_to_try(1, [stolen]) == 1 and runs_to_try(1, [stolen, stolen]) == 0
+
+
+def test_runs_that_disagree_get_more_runs_one_at_a_time_up_to_the_cap():
+    """Two runs 16% apart (BBR, vgg at 25mbit, two workers: 0.883 and 0.748 steps/s) leave their
+    mean uncertain by 8%; runs go on while the standard error is over 4%, up to four."""
+    def runs(*rates: float) -> list[dict]:
+        return [_run([r], 0.2) for r in rates]
+
+    assert relative_standard_error([0.883, 0.748]) == pytest.approx(0.0675 / 0.8155, rel=1e-3)
+    assert relative_standard_error([1.0]) == 0.0
+    assert runs_to_try(2, runs(0.883, 0.748), 4, 0.04) == 1
+    assert why_another_run(2, runs(0.883, 0.748)) == "the runs' mean is known to 8.3% only"
+    assert runs_to_try(2, runs(0.883, 0.748, 0.85), 4, 0.04) == 1  # 4.9% after three runs
+    assert runs_to_try(2, runs(0.883, 0.748, 0.85, 0.82), 4, 0.04) == 0  # the cap
+    assert runs_to_try(2, runs(1.0, 1.09), 4, 0.04) == 1  # 9% apart: 4.3%
+    assert runs_to_try(2, runs(1.0, 1.09, 1.05), 4, 0.04) == 0  # a third run settles the mean: 2.5%
+    assert runs_to_try(2, runs(1.0, 1.07), 4, 0.04) == 0  # 7% apart: 3.4%
+    assert runs_to_try(2, runs(0.883, 0.748)) == 0  # without a limit, exactly the runs asked for
+    # a disturbed run is replaced first, and does not count towards the cap
+    stolen = _run([0.5], 0.2, stolen=True)
+    assert runs_to_try(2, [*runs(0.883), stolen], 4, 0.04) == 1
+    assert why_another_run(2, [*runs(0.883), stolen]) == "a run was disturbed from outside"
+    assert runs_to_try(2, [*runs(0.883, 0.748), stolen, *runs(0.85)], 4, 0.04) == 1
+    assert runs_to_try(2, [*runs(0.883), stolen, stolen, stolen], 4, 0.04) == 0  # every replacement used

@@ -138,7 +138,9 @@ def test_real_validation_writes_rows_summary_and_plot(tmp_path: Path):
     result = subprocess.run(
         tracetool_argv("validate", *common, "--workers", "1,2", "--duration", "4", "--warmup", "3",
                        "--contention-efficiency", "1",
-                       "--steps", "2", "--seeds", "2", "--repeats", "2", "--out", str(out)),
+                       "--steps", "2", "--seeds", "2", "--repeats", "2",
+                       # no two runs agree this well: every count gets the one more run the cap allows
+                       "--max-standard-error", "0.0001%", "--max-repeats", "3", "--out", str(out)),
         capture_output=True, text=True, timeout=300, cwd=REPO_ROOT,
     )
     assert result.returncode == 0, result.stderr
@@ -162,14 +164,17 @@ def test_real_validation_writes_rows_summary_and_plot(tmp_path: Path):
     assert (out / "measured" / "measured.json").is_file() and (out / "profile" / "meta.json").is_file()
     assert "median |error|" in result.stdout
     measured = json.loads((out / "measured" / "measured.json").read_text())
-    assert measured["repeats"] == 2
+    assert measured["repeats"] == 2 and measured["max_repeats"] == 3
+    assert measured["max_standard_error"] == pytest.approx(1e-6)
     for point in measured["points"]:
-        # a run the hypervisor or another process disturbed is left out and replaced (at most 2 extra)
-        assert 2 <= len(point["runs"]) <= 4
+        # three runs counted; a run the hypervisor or another process disturbed is left out and
+        # replaced (at most 2 extra)
         left_out = point.get("runs_left_out", [])
+        assert 3 <= len(point["runs"]) <= 5
         assert len(point["run_steps_per_second"]) == len(point["runs"]) - len(left_out)
-        assert len(point["runs"]) == 2 or left_out or point["cpu_saturated"]
+        assert len(point["run_steps_per_second"]) == 3 or point["cpu_saturated"]
     assert "run 2 of 2" in result.stderr
+    assert "extra run 1 (the runs' mean is known to" in result.stderr
 
     assert data["contention_efficiency"] == 1.0 and data["contention_efficiency_source"] == "given"
 
@@ -240,6 +245,8 @@ def test_real_validation_writes_rows_summary_and_plot(tmp_path: Path):
     assert [p["workers"] for p in probe_measured["points"]] == [1, 2]
     # two probe runs per worker count by default, each a point of the link probe
     assert probe_measured["repeats"] == 2
+    # and more where they disagree, as the measurement's runs
+    assert probe_measured["max_standard_error"] == 0.04 and probe_measured["max_repeats"] == 4
     assert [p["steps_per_second"] for p in probe["points"]] == [rate for p in probe_measured["points"]
                                                                 for rate in p["run_steps_per_second"]]
     # its rates alone set the fit: two workers met by the reverse efficiencies, or nothing charged
@@ -365,8 +372,17 @@ def test_validate_probes_and_repeats_by_default_where_it_can():
     assert default_probe_repeats("tensorflow") == default_probe_repeats("tcp") == 2
     request = _measure_request(validate_args, Path("v"))
     assert request.repeats == 2 and default_probe(request)
+    # and more runs, up to four, of a count whose two runs are more than 8% apart
+    assert request.max_standard_error == 0.04 and request.max_repeats == 4
     measure_args = parser.parse_args(["measure", "--model", "mlp", "--workers", "1,2", "--out", "m"])
-    assert _measure_request(measure_args, Path("m")).repeats == 1
+    measured = _measure_request(measure_args, Path("m"))
+    assert measured.repeats == 1 and measured.max_standard_error is None and measured.max_repeats is None
+    asked = _measure_request(parser.parse_args(["measure", "--model", "mlp", "--workers", "1", "--repeats", "3",
+                                                "--max-standard-error", "2.5%", "--out", "m"]), Path("m"))
+    assert asked.max_standard_error == pytest.approx(0.025) and asked.max_repeats == 4
+    off = _measure_request(parser.parse_args(["validate", "--model", "mlp", "--workers", "1,2", "--bandwidth",
+                                              "20mbit", "--max-standard-error", "0", "--out", "v"]), Path("v"))
+    assert off.max_standard_error is None and off.max_repeats is None
     one = _measure_request(parser.parse_args(["validate", "--model", "mlp", "--workers", "1", "--bandwidth",
                                               "20mbit", "--out", "v"]), Path("v"))
     unshaped = _measure_request(parser.parse_args(["validate", "--model", "mlp", "--workers", "1,2", "--out", "v"]),

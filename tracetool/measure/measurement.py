@@ -52,7 +52,7 @@ from tracetool.collect.model_loader import (
     require_collector,
 )
 from tracetool.errors import ToolError
-from tracetool.measure.repeats import combine_runs, runs_to_try
+from tracetool.measure.repeats import MAX_REPEATS, check_more_runs, combine_runs, runs_to_try, why_another_run
 from tracetool.measure.slow_workers import SlowWorker, check_slow_workers, measure_slowdowns
 from tracetool.measure.stats import rate_stats
 from tracetool.measure.sync_options import check_sync_options
@@ -98,6 +98,10 @@ class MeasureRequest:
     queue: QueueSize = DEFAULT_QUEUE  # the shaped link's buffer (tracetool.cluster.topology.QueueSize)
     trace_steps: int = 0  # steps each worker traces after its window, with every worker still training
     repeats: int = 1  # independent clusters per worker count; their spread is the point's interval
+    # more runs, one at a time up to max_repeats, while the runs' mean has a larger relative
+    # standard error than this (tracetool.measure.repeats); None: exactly ``repeats`` runs
+    max_standard_error: float | None = None
+    max_repeats: int | None = None
     sync: str = "async"  # or "sync" / "backup": SyncReplicasOptimizer (tracetool.measure.sync_options)
     replicas_to_aggregate: int | None = None  # R; None: N for sync, N - 1 for backup
     slow_workers: tuple[SlowWorker, ...] = ()  # workers held to 1 / FACTOR of a core (tracetool.cluster.cpu_quota)
@@ -113,8 +117,9 @@ class MeasureRequest:
             raise ToolError(f"--duration must be between 2 and {MAX_DURATION_S:g} seconds, got {self.duration_s:g}")
         if self.warmup_steps < 0:
             raise ToolError("--warmup must be >= 0")
-        if not 1 <= self.repeats <= 30:
-            raise ToolError(f"--repeats must be between 1 and 30, got {self.repeats}")
+        if not 1 <= self.repeats <= MAX_REPEATS:
+            raise ToolError(f"--repeats must be between 1 and {MAX_REPEATS}, got {self.repeats}")
+        check_more_runs(self.repeats, self.max_repeats, self.max_standard_error)
         if not 0 <= self.trace_steps <= MAX_TRACED_STEPS:
             raise ToolError(f"--trace-steps must be between 0 and {MAX_TRACED_STEPS}, got {self.trace_steps}")
         if self.optimizer not in OPTIMIZERS:
@@ -508,11 +513,11 @@ def run_measure(request: MeasureRequest, progress: ProgressFn | None = None) -> 
                 shaping = topology.shaping_facts()
             for workers in request.workers:
                 runs: list[dict[str, Any]] = []
-                while runs_to_try(request.repeats, runs):
+                while runs_to_try(request.repeats, runs, request.max_repeats, request.max_standard_error):
                     run = len(runs)
                     of = f", run {run + 1} of {request.repeats}" if request.repeats > 1 else ""
                     if run >= request.repeats:
-                        of = f", extra run {run + 1 - request.repeats} (a run was disturbed from outside)"
+                        of = f", extra run {run + 1 - request.repeats} ({why_another_run(request.repeats, runs)})"
                     say(f"{model_label(request.model)}: {workers} worker(s){of}, {network}")
                     runs.append(measure_point(request, workers, topology, say, trace=run == 0, quotas=quotas))
                     write_step_times_csv(staging / STEP_TIMES_DIR / f"workers-{workers}-run-{run + 1}.csv", runs[-1])
@@ -530,6 +535,8 @@ def run_measure(request: MeasureRequest, progress: ProgressFn | None = None) -> 
             "shaping": shaping,
             "duration_s": request.duration_s,
             "repeats": request.repeats,
+            "max_repeats": request.max_repeats,
+            "max_standard_error": request.max_standard_error,
             "warmup_steps": request.warmup_steps,
             "intra_op_threads": request.intra_op_threads,
             "inter_op_threads": request.inter_op_threads,

@@ -29,9 +29,11 @@ import math
 import statistics
 from typing import Any
 
+from tracetool.errors import ToolError
 from tracetool.measure.stats import t95
 from tracetool.measure.updates import combined_update_fields
 
+MAX_REPEATS = 30
 # validate's defaults: two runs are within 8% of their mean, or runs go on to four
 VALIDATE_MAX_STANDARD_ERROR = 0.04
 VALIDATE_MAX_REPEATS = 4
@@ -106,6 +108,26 @@ def _combined_workers(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def _run_updates(runs: list[dict[str, Any]]) -> dict[str, Any]:
     """The one counted run's update rate as a list, like ``run_steps_per_second``."""
     return {"run_updates_per_second": [runs[0]["updates_per_second"]]} if "updates_per_second" in runs[0] else {}
+
+
+def why_another_run(repeats: int, runs: list[dict[str, Any]]) -> str:
+    """Why ``runs_to_try`` started one more than ``repeats``: a disturbed run, or runs that disagree."""
+    clean = [r for r in runs if not disturbed(r)]
+    if len(clean) < repeats:
+        return "a run was disturbed from outside"
+    error = relative_standard_error([r["steps_per_second"] for r in clean])
+    return f"the runs' mean is known to {error:.1%} only"
+
+
+def check_more_runs(repeats: int, max_repeats: int | None, max_standard_error: float | None) -> None:
+    """Refuse a limit on the runs' standard error that more runs could never meet, or a cap below
+    the runs asked for; the two options come together."""
+    if max_standard_error is None:
+        return
+    if not 0 < max_standard_error < 1:
+        raise ToolError(f"--max-standard-error must be a percentage between 0 and 100, got {max_standard_error:.0%}")
+    if max_repeats is None or not repeats <= max_repeats <= MAX_REPEATS:
+        raise ToolError(f"--max-repeats must be between --repeats ({repeats}) and {MAX_REPEATS}, got {max_repeats}")
 
 
 def combine_runs(runs: list[dict[str, Any]], batch_size: int) -> dict[str, Any]:
