@@ -35,6 +35,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from replay.engine.link import efficiency_for_workers
 from tracetool.errors import ToolError
 from tracetool.graph.json_fields import MAX_BANDWIDTH_BPS, Place, number_field, object_field, string_field
 
@@ -98,11 +99,7 @@ class StepFit:
 
     def contention_for(self, workers: int) -> float:
         """The contention efficiency of ``workers``: the largest fitted count up to it, else the one."""
-        chosen = self.contention_efficiency
-        for count, efficiency in self.contention_by_workers:
-            if count <= workers:
-                chosen = efficiency
-        return chosen
+        return efficiency_for_workers(self.contention_efficiency, self.contention_by_workers, workers)
 
 
 @dataclass(frozen=True)

@@ -33,6 +33,17 @@ ACK_FRAME_BYTES = ETHERNET_HEADER_BYTES + IP_TCP_HEADER_BYTES
 SEGMENTS_PER_ACK = 2
 
 
+def efficiency_for_workers(single: float, by_workers: tuple[tuple[int, float], ...], workers: int) -> float:
+    """The contention efficiency of ``workers`` from one fitted per count (fewest workers first):
+    the largest count up to ``workers``; below the first, the single efficiency. Links and link
+    profiles pick it the same way."""
+    chosen = single
+    for count, efficiency in by_workers:
+        if count <= workers:
+            chosen = efficiency
+    return chosen
+
+
 def payload_efficiency_for_mtu(mtu: int) -> float:
     """Fraction of the line rate left for tensor bytes with TCP/IPv4 over Ethernet at this MTU."""
     if mtu <= IP_TCP_HEADER_BYTES + 8 or mtu > 65536:
@@ -119,10 +130,7 @@ class LinkConfig:
 
     def for_workers(self, workers: int) -> LinkConfig:
         """This link as a replay of ``workers`` workers uses it: one contention efficiency."""
-        chosen = self.contention_efficiency
-        for count, efficiency in self.contention_by_workers:
-            if count <= workers:
-                chosen = efficiency
+        chosen = efficiency_for_workers(self.contention_efficiency, self.contention_by_workers, workers)
         return self if chosen == self.contention_efficiency else replace(self, contention_efficiency=chosen)
 
     def directions_coupled(self) -> bool:
