@@ -51,6 +51,12 @@ T2  TC with two TensorFlow probe runs per worker count, the default of ``--probe
     merged with the first (``combine_link_probes.py POINT tf-probe-per-count/link-probe.json
     tf-probe-run2/link-probe.json --out tf-probe-merged``), then ``LINK_PROBE=tf-probe-merged/link-probe.json
     environment_repredict.sh ROOT tf-probe-2runs``;
+A   T2 where validate's rule for runs that disagree is applied to both sides: a worker count whose two
+    runs (of the model, or of the TensorFlow probe) are more than 8% apart gets more runs, one at a
+    time, until their mean's standard error is within 4% or four runs are in
+    (``benchmarks/environment_more_runs.py ROOT``, into ``<point>/more-runs/``), then
+    ``MEASURED=more-runs/measured.json LINK_PROBE=more-runs/link-probe.json environment_repredict.sh
+    ROOT more-runs-predicted``; its errors are against the measurement with the extra runs;
 PT  a re-prediction from the link profile alone, whose reference step TensorFlow ran (``PROBE_ARGS="--transport
     tensorflow" environment_profiles.sh ROOT probes-tf``; predictions in ``<point>/re-PT/``);
 deep the same two-run probes where the shaped queue is deeper than the replay's latency lets the
@@ -99,6 +105,13 @@ def main() -> None:
         graph = vfile.parent / "graph.json"
         link = v["prediction_link"]
         variants = {"V0": {r["workers"]: r["predicted"] for r in v["rows"]}}
+        # a variant measured again (more runs) is compared with its own measurement
+        own_measured: dict[str, dict[int, float]] = {}
+        more = vfile.parent / "more-runs-predicted" / "validation.json"
+        if more.exists():
+            more_rows = json.loads(more.read_text())["rows"]
+            variants["A"] = {r["workers"]: r["predicted"] for r in more_rows}
+            own_measured["A"] = {r["workers"]: r["measured"] for r in more_rows}
         for name, folder in (("re", "repredicted"), ("one", "calibrated"), ("now", "two-probes"),
                              ("deep", "deep-rates"), ("VG", "grpc-probes"),
                              ("VW", "tcp20-probes"), ("S", "spread"), ("T", "tf-probe"),
@@ -125,20 +138,21 @@ def main() -> None:
         variants = {k: p for k, p in variants.items() if wanted(k) or k == "deep"}
         for r in v["rows"]:
             w = r["workers"]
-            errs = {k: 100 * (p[w] / r["measured"] - 1) for k, p in variants.items() if w in p}
+            errs = {k: 100 * (p[w] / own_measured.get(k, {}).get(w, r["measured"]) - 1)
+                    for k, p in variants.items() if w in p}
             rows.append((env, point, w, r["measured"], r.get("cpu_saturated", False), errs))
             shown = " ".join(f"{k} {e:+6.1f}%" for k, e in errs.items())
             cpu = " CPU" if r.get("cpu_saturated") else ""
             print(f"{env:12s} {point:18s} {w} {r['measured']:7.3f} {shown}{cpu}", flush=True)
     for env in sorted({r[0] for r in rows}):
         sub = [r for r in rows if r[0] == env and not r[4]]
-        for k in ("V0", "V1", "V2", "re", "one", "now", "deep", "S", "VG", "VW", "T", "TC", "T2", "P", "P2", "P3", "PG",
-                  "PT"):
+        for k in ("V0", "V1", "V2", "re", "one", "now", "deep", "S", "VG", "VW", "T", "TC", "T2", "A", "P", "P2", "P3",
+                  "PG", "PT"):
             e = [abs(r[5][k]) for r in sub if k in r[5]]
             if e:
                 print(f"{env:12s} {k}: {len(e)} points, median {statistics.median(e):.1f}%, max {max(e):.1f}%")
         latest = "deep" if any("deep" in r[5] for r in sub) else "now"
-        for variant in (latest, "S", "VG", "VW", "T", "TC", "T2", "P", "P2", "P3", "PG", "PT"):
+        for variant in (latest, "S", "VG", "VW", "T", "TC", "T2", "A", "P", "P2", "P3", "PG", "PT"):
             for n in sorted({r[2] for r in sub}):
                 signed = [r[5][variant] for r in sub if r[2] == n and variant in r[5]]
                 if signed:
