@@ -109,6 +109,9 @@ def more_probe_runs(point_dir: Path, say: Callable[[str], None]) -> dict[str, An
     points = []
     for workers in sorted({p["workers"] for p in probe["points"]}):
         runs = [p for p in probe["points"] if p["workers"] == workers]
+        if len(runs) < REPEATS:  # one worker, probed once by the campaign: no fit reads its spread
+            points += runs
+            continue
 
         def run_next(k: int, workers: int = workers) -> dict[str, Any]:
             say(f"{point_dir.parent.name}/{point_dir.name}: probe, {workers} worker(s), run {k}")
