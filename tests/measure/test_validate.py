@@ -106,6 +106,32 @@ def test_runs_outside_the_regimes_are_flagged():
     assert "outside the regimes" in format_table("t", rows, summary).splitlines()[3]
 
 
+def test_errors_are_set_beside_the_runs_own_spread():
+    """BBR behind 100 ms, vgg at 25mbit, two workers: TensorFlow's four runs and the probe's two give
+    the mean a combined standard error of 4.7%; the prediction's +14.5% is beyond twice that. A
+    single run, and one worker (no probe), have no spread to compare with."""
+    tensorflow = {**_measured(2, 0.82325), "run_steps_per_second": [0.883, 0.748, 0.889, 0.773]}
+    one_run = _measured(3, 0.81)
+    one_worker = {**_measured(1, 0.597), "run_steps_per_second": [0.598, 0.596]}
+    rows = compare([_predicted(1, 0.595), _predicted(2, 0.943), _predicted(3, 0.85)],
+                   [one_worker, tensorflow, one_run], probe_runs={2: [0.956, 0.928], 3: [0.921]})
+    spread = rows[1]
+    assert spread["measured_standard_error_pct"] == pytest.approx(4.45, abs=0.01)
+    assert spread["probe_standard_error_pct"] == pytest.approx(1.49, abs=0.01)
+    assert spread["run_spread_error_pct"] == pytest.approx(4.69, abs=0.01)
+    assert spread["error_pct"] == pytest.approx(14.5, abs=0.1) and not spread["within_run_spread"]
+    # one worker: its two runs' spread alone (0.17%); an error under 1% is not told apart from it
+    assert rows[0]["probe_standard_error_pct"] == 0.0 and rows[0]["within_run_spread"]
+    closer = compare([_predicted(1, 0.590)], [one_worker])[0]
+    assert closer["error_pct"] == pytest.approx(-1.17, abs=0.01) and not closer["within_run_spread"]
+    assert "within_run_spread" not in rows[2] and "run_spread_error_pct" not in rows[2]
+    summary = summarize(rows)
+    assert (summary["with_run_spread"], summary["within_run_spread"]) == (2, 1)
+    table = format_table("t", rows, summary)
+    assert "beyond the runs' spread" in table.splitlines()[3]
+    assert "1 of 2 within twice the runs' standard error" in table
+
+
 def test_standing_queue_delay_is_the_shaped_queue_time():
     """A queue sized for 5 ms of traffic delays a busy link's bytes by 5 ms; an unshaped run has no queue."""
     shaped = {"bandwidth_bps": 100e6, "shaping": {"queue_latency_ms": 5, "queue_limit_bytes": 125_000}}
