@@ -23,8 +23,13 @@ import argparse
 import json
 import math
 import statistics
+import sys
 from collections import defaultdict
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from tracetool.measure.repeats import rates_by_workers  # noqa: E402
 
 
 def runs_of(point_dir: Path, with_more: bool) -> tuple[dict[int, list[float]], dict[int, list[float]]]:
@@ -35,10 +40,7 @@ def runs_of(point_dir: Path, with_more: bool) -> tuple[dict[int, list[float]], d
     probe_file = more / "link-probe.json" if with_more else point_dir / "tf-probe-merged/link-probe.json"
     measured = {p["workers"]: list(p.get("run_steps_per_second") or [p["steps_per_second"]])
                 for p in json.loads(measured_file.read_text())["points"]}
-    probe: dict[int, list[float]] = defaultdict(list)
-    for p in json.loads(probe_file.read_text())["points"]:
-        probe[p["workers"]].append(p["steps_per_second"])
-    return measured, dict(probe)
+    return measured, rates_by_workers(json.loads(probe_file.read_text())["points"])
 
 
 def squared_deviations(rates: list[float]) -> tuple[float, int]:

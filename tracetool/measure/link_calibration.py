@@ -32,6 +32,7 @@ from replay.engine.link import LinkConfig, target_link
 from replay.link_profile import QUEUE_WAIT_CAP_S
 from replay.sweep import ReplaySettings, predict
 from replay.synthetic import chain_graph
+from tracetool.measure.repeats import rates_by_workers
 from tracetool.measure.transports import TENSORFLOW_TRANSPORT
 
 BISECTION_STEPS = 8
@@ -87,10 +88,7 @@ def _bisect(rate_at: Callable[[float], float], low: float, high: float, target: 
 def probe_rates(probe: dict[str, Any]) -> dict[int, float]:
     """Steps/s per worker count of a link-probe.json; a count probed more than once (``--probe-repeats``)
     gets the mean of its runs, since each run may settle into another regime."""
-    runs: dict[int, list[float]] = {}
-    for point in probe["points"]:
-        runs.setdefault(int(point["workers"]), []).append(float(point["steps_per_second"]))
-    return {workers: sum(rates) / len(rates) for workers, rates in sorted(runs.items())}
+    return {workers: sum(rates) / len(rates) for workers, rates in rates_by_workers(probe["points"]).items()}
 
 
 def rates_set_contention(queue_s: float | None) -> bool:

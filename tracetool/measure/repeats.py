@@ -52,6 +52,14 @@ def relative_standard_error(rates: list[float]) -> float:
     return statistics.stdev(rates) / math.sqrt(len(rates)) / mean if mean > 0 else math.inf
 
 
+def rates_by_workers(points: list[dict[str, Any]]) -> dict[int, list[float]]:
+    """Each worker count's run rates, from points that list one run each (a link probe's)."""
+    rates: dict[int, list[float]] = {}
+    for point in points:
+        rates.setdefault(int(point["workers"]), []).append(float(point["steps_per_second"]))
+    return dict(sorted(rates.items()))
+
+
 def runs_to_try(repeats: int, runs: list[dict[str, Any]], max_repeats: int | None = None,
                 max_standard_error: float | None = None) -> int:
     """How many more runs to start: until ``repeats`` undisturbed ones, at most ``2 * repeats`` in

@@ -30,7 +30,7 @@ from tracetool.errors import ToolError
 from tracetool.measure.compared import WORKER_STEPS, Compared, compared_for, synchronous_details
 from tracetool.measure.link_probe import DEFAULT_TRANSPORT, check_probe_repeats
 from tracetool.measure.measurement import MeasureRequest, load_measured, run_measure
-from tracetool.measure.repeats import relative_standard_error
+from tracetool.measure.repeats import rates_by_workers, relative_standard_error
 from tracetool.measure.slow_workers import SlowWorker, same_slow_workers, worker_speeds
 from tracetool.measure.transports import (
     DEFAULT_MODEL_PROBE_TRANSPORT,
@@ -331,15 +331,6 @@ def shaped_queue_s(measured: dict[str, Any]) -> float | None:
 # Below this an error is not told apart from the runs' spread even where two runs agree closer:
 # one worker's runs vary by 0.4 to 0.9% (coefficient of variation) across the environment campaign.
 RESOLVED_ERROR_PCT = 1.0
-
-
-def probe_runs_by_workers(probe: dict[str, Any] | None) -> dict[int, list[float]]:
-    """Each probed worker count's run rates: the fit aims at their mean, so their spread is the
-    prediction's share of the runs' sampling error."""
-    runs: dict[int, list[float]] = {}
-    for point in (probe or {}).get("points", []):
-        runs.setdefault(int(point["workers"]), []).append(float(point["steps_per_second"]))
-    return runs
 
 
 def run_spread(measured_runs: list[float], probe_runs: list[float]) -> dict[str, Any]:
@@ -729,7 +720,8 @@ def _validate_into(request: ValidateRequest, measured_file: dict[str, Any] | Non
                                                   request.contention_efficiency, discipline, reverse, by_workers)
     compared = compared_for(m.sync)
     rows = compare(prediction["points"], measured["points"], bound["points"], compared, regimes,
-                   probe_runs_by_workers(probe))
+                   # the fit aims at the probe runs' mean: their spread is the prediction's share
+                   rates_by_workers(probe["points"]) if probe is not None else None)
     if not rows:
         raise ToolError("the prediction and the measurement share no worker count")
     summary = summarize(rows)
