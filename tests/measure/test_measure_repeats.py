@@ -7,7 +7,15 @@ import math
 import pytest
 
 from tracetool.measure.measurement import build_point
-from tracetool.measure.repeats import combine_runs, relative_standard_error, runs_to_try, why_another_run
+from tracetool.measure.repeats import (
+    ALONGSIDE,
+    below_cap,
+    combine_runs,
+    relative_standard_error,
+    runs_this_round,
+    runs_to_try,
+    why_another_run,
+)
 
 
 def _run(worker_rates: list[float], cores: float, saturated: bool = False, stolen: bool = False) -> dict:
@@ -108,3 +116,27 @@ def test_runs_that_disagree_get_more_runs_one_at_a_time_up_to_the_cap():
     assert why_another_run(2, [*runs(0.883), stolen]) == "a run was disturbed from outside"
     assert runs_to_try(2, [*runs(0.883, 0.748), stolen, *runs(0.85)], 4, 0.04) == 1
     assert runs_to_try(2, [*runs(0.883), stolen, stolen, stolen], 4, 0.04) == 0  # every replacement used
+
+
+def test_measurements_taking_turns_run_together_while_either_needs_a_run():
+    """The model and its probe on one link: both run their first runs in turn; when the probe's
+    two runs disagree (resnet behind a 100 ms buffer, three workers: 6.43 and 7.48 steps/s) the
+    model, whose two agree, runs a third alongside it, so both means cover the same minutes."""
+    def runs(*rates: float) -> list[dict]:
+        return [_run([r], 0.2) for r in rates]
+
+    limit = (4, 0.04)
+    assert runs_this_round([(2, [], *limit), (2, [], *limit)]) == ["", ""]  # the runs asked for need no reason
+    assert runs_this_round([(2, runs(6.9), *limit), (2, runs(6.43), *limit)]) == ["", ""]
+    turn = runs_this_round([(2, runs(6.9, 6.95), *limit), (2, runs(6.43, 7.48), *limit)])
+    assert turn == [ALONGSIDE, "the runs' mean is known to 7.5% only"]
+    # both agree: nobody runs
+    assert runs_this_round([(2, runs(6.9, 6.95), *limit), (2, runs(7.0, 7.1), *limit)]) == [None, None]
+    # at its cap the model stops while the probe, a disturbed run not counted, goes on
+    stolen = _run([7.0], 0.2, stolen=True)
+    capped = runs_this_round([(2, runs(6.9, 6.95, 6.9, 7.0), *limit),
+                              (2, [*runs(6.43, 7.48, 6.5), stolen], *limit)])
+    assert capped == [None, "the runs' mean is known to 5.0% only"]
+    # a measurement without a limit runs exactly its repeats, never alongside
+    assert runs_this_round([(2, runs(6.9, 6.95), None, None), (2, runs(6.43, 7.48), *limit)])[0] is None
+    assert below_cap(2, runs(6.9, 6.95), *limit) and not below_cap(2, runs(6.9, 6.95), None, None)

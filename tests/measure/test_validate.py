@@ -158,16 +158,16 @@ def test_the_shaped_queue_is_read_whole_for_the_link_fit():
 @pytest.mark.cluster
 @needs_root
 def test_real_validation_writes_rows_summary_and_plot(tmp_path: Path):
-    """Profile, predict and measure a small mlp at 1 and 2 workers; then reuse both without a cluster."""
+    """Profile, probe, predict and measure a small mlp at 1 and 2 workers; then reuse both without a cluster."""
     out = tmp_path / "v"
     common = ["--model", "mlp", "--model-arg", "width=128", "--batch-size", "8", "--bandwidth", "20mbit"]
     result = subprocess.run(
         tracetool_argv("validate", *common, "--workers", "1,2", "--duration", "4", "--warmup", "3",
-                       "--contention-efficiency", "1",
+                       "--probe-duration", "3",
                        "--steps", "2", "--seeds", "2", "--repeats", "2",
                        # no two runs agree this well: every count gets the one more run the cap allows
                        "--max-standard-error", "0.0001%", "--max-repeats", "3", "--out", str(out)),
-        capture_output=True, text=True, timeout=300, cwd=REPO_ROOT,
+        capture_output=True, text=True, timeout=400, cwd=REPO_ROOT,
     )
     assert result.returncode == 0, result.stderr
     data = json.loads((out / "validation.json").read_text())
@@ -202,7 +202,28 @@ def test_real_validation_writes_rows_summary_and_plot(tmp_path: Path):
     assert "run 2 of 2" in result.stderr
     assert "extra run 1 (the runs' mean is known to" in result.stderr
 
-    assert data["contention_efficiency"] == 1.0 and data["contention_efficiency_source"] == "given"
+    # TensorFlow's probe of the step (validate's default) took turns with the model, run for run, at
+    # the counts where workers contend, and with the same rule for more runs
+    assert "taking turns with the model's runs" in result.stderr
+    log = result.stderr.splitlines()
+
+    def line_of(text: str) -> int:
+        return next(i for i, line in enumerate(log) if f"{text}," in line or f"{text} (" in line)
+
+    assert (line_of("mlp: 2 worker(s), run 1 of 2") < line_of("probe: probe_model: 2 worker(s), run 1 of 2")
+            < line_of("mlp: 2 worker(s), run 2 of 2") < line_of("probe: probe_model: 2 worker(s), run 2 of 2")
+            < line_of("mlp: 2 worker(s), extra run 1") < line_of("probe: probe_model: 2 worker(s), extra run 1"))
+    probe_measured = json.loads((out / "probe-measured" / "measured.json").read_text())
+    assert [p["workers"] for p in probe_measured["points"]] == [2]
+    assert probe_measured["max_repeats"] == 3 and probe_measured["max_standard_error"] == pytest.approx(1e-6)
+    turns = json.loads((out / "link-probe.json").read_text())
+    assert turns["transport"] == "tensorflow"
+    assert sorted(p["steps_per_second"] for p in turns["points"]) == sorted(
+        probe_measured["points"][0]["run_steps_per_second"])
+    assert len(turns["points"]) == 3 or probe_measured["points"][0]["cpu_saturated"]
+    assert data["contention_efficiency_source"] == "link probe"
+    two = next(r for r in data["rows"] if r["workers"] == 2)
+    assert two["probe_standard_error_pct"] > 0  # the probe's runs are part of the row's spread
 
     # Reuse both, and let a network-only probe of the step's shape measure the contention efficiency.
     # (validate's default probe is TensorFlow's own, below.)
@@ -256,11 +277,12 @@ def test_real_validation_writes_rows_summary_and_plot(tmp_path: Path):
     tensorflow_probe = subprocess.run(
         tracetool_argv("validate", *common, "--seeds", "2", "--from-profile", str(out / "profile"),
                        "--from-measured", str(out / "measured" / "measured.json"), "--probe-duration", "3",
-                       "--out", str(fourth)),
+                       "--probe-repeats", "1", "--out", str(fourth)),
         capture_output=True, text=True, timeout=300, cwd=REPO_ROOT,
     )
     assert tensorflow_probe.returncode == 0, tensorflow_probe.stderr
     assert "probing the shaped link with TensorFlow" in tensorflow_probe.stderr
+    assert "taking turns" not in tensorflow_probe.stderr  # the measurement was reused: the probe runs alone
     probed = json.loads((fourth / "validation.json").read_text())
     probe = json.loads((fourth / "link-probe.json").read_text())
     assert probe["transport"] == probed["link_probe"]["transport"] == "tensorflow"
@@ -268,10 +290,9 @@ def test_real_validation_writes_rows_summary_and_plot(tmp_path: Path):
     model_source = (fourth / "probe_model.py").read_text()
     assert f"{len(probe_tensors(out / 'profile'))} tensors" in model_source
     probe_measured = json.loads((fourth / "probe-measured" / "measured.json").read_text())
-    assert [p["workers"] for p in probe_measured["points"]] == [1, 2]
-    # two probe runs per worker count by default, each a point of the link probe
-    assert probe_measured["repeats"] == 2
-    # and more where they disagree, as the measurement's runs
+    assert [p["workers"] for p in probe_measured["points"]] == [2]
+    assert probe_measured["repeats"] == 1
+    # more runs where they disagree, as validate's default for the measurement's runs
     assert probe_measured["max_standard_error"] == 0.04 and probe_measured["max_repeats"] == 4
     assert [p["steps_per_second"] for p in probe["points"]] == [rate for p in probe_measured["points"]
                                                                 for rate in p["run_steps_per_second"]]

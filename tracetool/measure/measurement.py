@@ -22,7 +22,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -52,7 +52,7 @@ from tracetool.collect.model_loader import (
     require_collector,
 )
 from tracetool.errors import ToolError
-from tracetool.measure.repeats import MAX_REPEATS, check_more_runs, combine_runs, runs_to_try, why_another_run
+from tracetool.measure.repeats import MAX_REPEATS, check_more_runs, combine_runs, runs_this_round
 from tracetool.measure.slow_workers import SlowWorker, check_slow_workers, measure_slowdowns
 from tracetool.measure.stats import rate_stats
 from tracetool.measure.sync_options import check_sync_options
@@ -482,80 +482,155 @@ def latency_note(request: MeasureRequest) -> str | None:
 
 def run_measure(request: MeasureRequest, progress: ProgressFn | None = None) -> Path:
     """Measure every worker count; return the path of ``measured.json``."""
-    request.check()
-    require_collector(request.model)
+    return run_measures([request], progress)[0]
+
+
+@dataclass
+class _Measured:
+    """One of the models ``run_measures`` alternates: its request (out_dir: its staging folder),
+    how its lines are told apart in the log, and what it has measured so far."""
+
+    request: MeasureRequest
+    say: ProgressFn
+    quotas: dict[int, CpuQuota]
+    slowdowns: list[dict[str, Any]]
+    points: list[dict[str, Any]] = field(default_factory=list)
+    runs: list[dict[str, Any]] = field(default_factory=list)  # the current worker count's
+
+
+def _check_same_link(requests: Sequence[MeasureRequest]) -> None:
+    """Runs that alternate share one shaped link."""
+    first = requests[0]
+    for other in requests[1:]:
+        if ((other.bandwidth_bps, other.tcp_congestion_control, other.queue)
+                != (first.bandwidth_bps, first.tcp_congestion_control, first.queue)):
+            raise ValueError("alternating measurements need the same link")
+    if sum(1 for r in requests if r.slow_workers) > 1:
+        raise ValueError("only one of the alternating measurements may slow its workers")
+
+
+def run_measures(requests: Sequence[MeasureRequest], progress: ProgressFn | None = None,
+                 labels: Sequence[str] = ()) -> list[Path]:
+    """Measure several models on one shaped link, their runs of each worker count they share
+    taking turns; return each one's ``measured.json``.
+
+    Why take turns: validate fits the replay to a TensorFlow probe's runs and compares it with
+    the model's; measured one after the other, hours apart, a point drifted between them (vgg at
+    25mbit behind BBR, two workers: 0.75 to 0.89 steps/s one day, 0.92 to 0.97 the next) and the
+    prediction was off by the drift. Taking turns run by run, and giving every model another run
+    of a count while any of them wants one (``repeats.runs_this_round``), both means cover the
+    same minutes. ``labels`` prefix each model's log lines (none for the first)."""
+    for request in requests:
+        request.check()
+        require_collector(request.model)
+        check_output_folder(request.out_dir)
+    _check_same_link(requests)
     netns.require_namespaces()
-    if request.slow_workers:
+    if any(r.slow_workers for r in requests):
         require_cpu_controller()
-    check_output_folder(request.out_dir)
     say = progress or (lambda text: print(text, file=sys.stderr, flush=True))
-    note = latency_note(request)
+    first = requests[0]
+    note = latency_note(first)
     if note:
         say(f"warning: {note}")
-    out_dir = Path(os.path.abspath(request.out_dir))
-    network = (f"per-task namespaces on a bridge, PS link shaped to {format_bandwidth(request.bandwidth_bps)} "
-               f"both ways (tbf, {request.queue.describe()} queue), TCP {request.tcp_congestion_control}"
-               if request.bandwidth_bps else "one loopback-only namespace, unshaped")
+    network = (f"per-task namespaces on a bridge, PS link shaped to {format_bandwidth(first.bandwidth_bps)} "
+               f"both ways (tbf, {first.queue.describe()} queue), TCP {first.tcp_congestion_control}"
+               if first.bandwidth_bps else "one loopback-only namespace, unshaped")
     started = time.monotonic()
-    points = []
     shaping: dict[str, Any] | None = None
-    with interrupt_on_sigterm(), output_folder(out_dir, "tracetool measure") as staging, ExitStack() as quotas_held:
-        request = replace(request, out_dir=staging)  # traced steps go into the staging folder too
-        quotas = _cpu_quotas(request, quotas_held)
-        slowdowns = (measure_slowdowns(request.task_spec({"ps": [], "worker": []}, trace=False),
-                                       request.slow_workers, quotas, say) if quotas else [])
-        topology = (ShapedTopology(max(request.workers), request.bandwidth_bps, request.tcp_congestion_control,
-                                   request.queue)
-                    if request.bandwidth_bps else None)
+    with interrupt_on_sigterm(), ExitStack() as held:
+        measured = []
+        for index, request in enumerate(requests):
+            label = labels[index] if index < len(labels) else ""
+            arm_say = (lambda text, label=label: say(f"  {label}: {text}")) if label else say
+            staging = held.enter_context(output_folder(Path(os.path.abspath(request.out_dir)), "tracetool measure"))
+            request = replace(request, out_dir=staging)  # traced steps go into the staging folder too
+            quotas = _cpu_quotas(request, held)
+            slowdowns = (measure_slowdowns(request.task_spec({"ps": [], "worker": []}, trace=False),
+                                           request.slow_workers, quotas, arm_say) if quotas else [])
+            measured.append(_Measured(request, arm_say, quotas, slowdowns))
+        largest = max(n for r in requests for n in r.workers)
+        topology = (ShapedTopology(largest, first.bandwidth_bps, first.tcp_congestion_control, first.queue)
+                    if first.bandwidth_bps else None)
         try:
             if topology is not None:
                 topology.__enter__()
                 shaping = topology.shaping_facts()
-            for workers in request.workers:
-                runs: list[dict[str, Any]] = []
-                while runs_to_try(request.repeats, runs, request.max_repeats, request.max_standard_error):
-                    run = len(runs)
-                    of = f", run {run + 1} of {request.repeats}" if request.repeats > 1 else ""
-                    if run >= request.repeats:
-                        of = f", extra run {run + 1 - request.repeats} ({why_another_run(request.repeats, runs)})"
-                    say(f"{model_label(request.model)}: {workers} worker(s){of}, {network}")
-                    runs.append(measure_point(request, workers, topology, say, trace=run == 0, quotas=quotas))
-                    write_step_times_csv(staging / STEP_TIMES_DIR / f"workers-{workers}-run-{run + 1}.csv", runs[-1])
-                    if request.repeats > 1 or len(runs) > 1:
-                        say("  " + describe_point(runs[-1]))
-                point = combine_runs(runs, request.batch_size)
-                points.append(point)
-                say(describe_point(point))
+            for workers in dict.fromkeys(n for r in requests for n in r.workers):
+                _measure_count([a for a in measured if workers in a.request.workers], workers, topology, network)
         finally:
             if topology is not None:
                 topology.__exit__(None, None, None)
-        document = {
-            **_document_head(request),
-            "network": network,
-            "shaping": shaping,
-            "duration_s": request.duration_s,
-            "repeats": request.repeats,
-            "max_repeats": request.max_repeats,
-            "max_standard_error": request.max_standard_error,
-            "warmup_steps": request.warmup_steps,
-            "intra_op_threads": request.intra_op_threads,
-            "inter_op_threads": request.inter_op_threads,
-            "cpu_saturated": any(p["cpu_saturated"] for p in points),
-            "cpu_saturation_threshold_cores": CPU_SATURATION_FRACTION * (os.cpu_count() or 1),
-            "points": points,
-            "slow_workers": slowdowns,
-            "notes": [n for n in [note] if n],
-            **machine_facts(),
-            "measure_wall_time_s": time.monotonic() - started,
-            "command_line": request.command_line,
-            "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        }
-        write_json_atomically(staging / MEASURED_FILE, document)
-    if document["cpu_saturated"]:
-        saturated = [str(p["workers"]) for p in points if p["cpu_saturated"]]
-        say(f"warning: CPU saturated at {', '.join(saturated)} worker(s); those points measure this machine's "
-            "CPU, not the PS link (cpu_saturated in the file)")
-    return out_dir / MEASURED_FILE
+        documents = []
+        for arm in measured:
+            document = _measured_document(arm, network, shaping, note, started)
+            write_json_atomically(arm.request.out_dir / MEASURED_FILE, document)
+            documents.append(document)
+    for arm, document in zip(measured, documents, strict=True):
+        if document["cpu_saturated"]:
+            saturated = [str(p["workers"]) for p in arm.points if p["cpu_saturated"]]
+            arm.say(f"warning: CPU saturated at {', '.join(saturated)} worker(s); those points measure this "
+                    "machine's CPU, not the PS link (cpu_saturated in the file)")
+    return [Path(os.path.abspath(r.out_dir)) / MEASURED_FILE for r in requests]
+
+
+def _measure_count(measured: list[_Measured], workers: int, topology: ShapedTopology | None, network: str) -> None:
+    """Every model's runs of one worker count, taking turns, folded into one point each."""
+    for arm in measured:
+        arm.runs = []
+    while True:
+        due = runs_this_round([(a.request.repeats, a.runs, a.request.max_repeats, a.request.max_standard_error)
+                               for a in measured])
+        if all(reason is None for reason in due):
+            break
+        for arm, reason in zip(measured, due, strict=True):
+            if reason is not None:
+                _measure_run(arm, workers, topology, network, reason)
+    for arm in measured:
+        point = combine_runs(arm.runs, arm.request.batch_size)
+        arm.points.append(point)
+        arm.say(describe_point(point))
+
+
+def _measure_run(arm: _Measured, workers: int, topology: ShapedTopology | None, network: str,
+                 reason: str) -> None:
+    """One more run of ``workers`` for ``arm``; ``reason`` says why a run past its repeats was started."""
+    request, run = arm.request, len(arm.runs)
+    of = f", run {run + 1} of {request.repeats}" if request.repeats > 1 else ""
+    if run >= request.repeats:
+        of = f", extra run {run + 1 - request.repeats} ({reason})"
+    arm.say(f"{model_label(request.model)}: {workers} worker(s){of}, {network}")
+    arm.runs.append(measure_point(request, workers, topology, arm.say, trace=run == 0, quotas=arm.quotas))
+    write_step_times_csv(request.out_dir / STEP_TIMES_DIR / f"workers-{workers}-run-{run + 1}.csv", arm.runs[-1])
+    if request.repeats > 1 or len(arm.runs) > 1:
+        arm.say("  " + describe_point(arm.runs[-1]))
+
+
+def _measured_document(arm: _Measured, network: str, shaping: dict[str, Any] | None, note: str | None,
+                       started: float) -> dict[str, Any]:
+    """measured.json of one model: what was asked, the link, and one point per worker count."""
+    request = arm.request
+    return {
+        **_document_head(request),
+        "network": network,
+        "shaping": shaping,
+        "duration_s": request.duration_s,
+        "repeats": request.repeats,
+        "max_repeats": request.max_repeats,
+        "max_standard_error": request.max_standard_error,
+        "warmup_steps": request.warmup_steps,
+        "intra_op_threads": request.intra_op_threads,
+        "inter_op_threads": request.inter_op_threads,
+        "cpu_saturated": any(p["cpu_saturated"] for p in arm.points),
+        "cpu_saturation_threshold_cores": CPU_SATURATION_FRACTION * (os.cpu_count() or 1),
+        "points": arm.points,
+        "slow_workers": arm.slowdowns,
+        "notes": [n for n in [note] if n],
+        **machine_facts(),
+        "measure_wall_time_s": time.monotonic() - started,
+        "command_line": request.command_line,
+        "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
 
 
 def _read_json_file(path: Path, what: str, expected: str) -> Any:

@@ -75,6 +75,32 @@ def runs_to_try(repeats: int, runs: list[dict[str, Any]], max_repeats: int | Non
     return 1 if relative_standard_error([r["steps_per_second"] for r in clean]) > max_standard_error else 0
 
 
+def below_cap(repeats: int, runs: list[dict[str, Any]], max_repeats: int | None,
+              max_standard_error: float | None) -> bool:
+    """Whether the rule for more runs would still allow another one (``runs_to_try``'s cap)."""
+    if max_standard_error is None or max_repeats is None:
+        return False
+    clean = [r for r in runs if not disturbed(r)]
+    return len(clean) < max_repeats and len(runs) < max_repeats + repeats
+
+
+RunRule = tuple[int, list[dict[str, Any]], int | None, float | None]  # repeats, runs, max_repeats, max_standard_error
+ALONGSIDE = "taking turns with the other measurement's extra run"
+
+
+def runs_this_round(measurements: list[RunRule]) -> list[str | None]:
+    """Which of several measurements taking turns on one link run once more in this round: each
+    that ``runs_to_try`` asks a run of, and, while any does, each other one its cap allows, so
+    that their runs cover the same minutes. Per measurement, None (no run) or why it runs: empty
+    for the runs asked for, else ``why_another_run``'s reason or ``ALONGSIDE``."""
+    wanted = [runs_to_try(*rule) > 0 for rule in measurements]
+    if not any(wanted):
+        return [None] * len(measurements)
+    return [("" if len(rule[1]) < rule[0] else why_another_run(rule[0], rule[1])) if want
+            else (ALONGSIDE if below_cap(*rule) else None)
+            for rule, want in zip(measurements, wanted, strict=True)]
+
+
 def _mean_of(values: list[float | None]) -> float | None:
     present = [v for v in values if v is not None]
     return statistics.fmean(present) if present else None

@@ -64,18 +64,30 @@ def more_runs_like(measure: MeasureRequest, repeats: int) -> dict[str, Any]:
     return {"max_standard_error": measure.max_standard_error, "max_repeats": max(measure.max_repeats, repeats)}
 
 
+def tensorflow_probe_request(measure: MeasureRequest, graph: Any, compute_s: float, duration_s: float,
+                             repeats: int, out_dir: Path) -> MeasureRequest:
+    """The measurement of the probe on ``measure``'s shaped link (its worker counts, bandwidth,
+    queue and congestion control), its model file written into ``out_dir`` and its runs going to
+    ``out_dir / PROBE_MEASURED_DIR``; ``measurement.run_measures`` can take turns with the model's.
+    It runs the counts where workers contend: the calibration reads no lone worker's rate (the
+    prediction of one worker takes its step from the profile), so those runs were time spent for
+    nothing, about a minute of each validation."""
+    model_file = out_dir / PROBE_MODEL_FILE
+    write_text_atomically(model_file, probe_model_source(measure.model, download_tensor_bytes(graph), compute_s))
+    contending = tuple(n for n in measure.workers if n >= 2) or measure.workers
+    return MeasureRequest(model=str(model_file), batch_size=1, workers=contending,
+                          out_dir=out_dir / PROBE_MEASURED_DIR, bandwidth_bps=measure.bandwidth_bps,
+                          duration_s=duration_s, repeats=repeats,
+                          tcp_congestion_control=measure.tcp_congestion_control, queue=measure.queue,
+                          **more_runs_like(measure, repeats))
+
+
 def probe_with_tensorflow(measure: MeasureRequest, graph: Any, compute_s: float, download_bytes: int,
                           upload_bytes: int, duration_s: float, repeats: int, out_dir: Path,
                           say: Any) -> dict[str, Any]:
-    """Run the probe on ``measure``'s shaped link (its worker counts, bandwidth, queue and congestion
-    control) and return it as a link-probe.json document; its measurement stays in ``out_dir``."""
-    model_file = out_dir / PROBE_MODEL_FILE
-    write_text_atomically(model_file, probe_model_source(measure.model, download_tensor_bytes(graph), compute_s))
-    request = MeasureRequest(model=str(model_file), batch_size=1, workers=measure.workers,
-                             out_dir=out_dir / PROBE_MEASURED_DIR, bandwidth_bps=measure.bandwidth_bps,
-                             duration_s=duration_s, repeats=repeats,
-                             tcp_congestion_control=measure.tcp_congestion_control, queue=measure.queue,
-                             **more_runs_like(measure, repeats))
+    """Run the probe alone on ``measure``'s shaped link and return it as a link-probe.json
+    document; its measurement stays in ``out_dir``."""
+    request = tensorflow_probe_request(measure, graph, compute_s, duration_s, repeats, out_dir)
     measured = load_measured(run_measure(request, progress=lambda text: say(f"  probe: {text}")))
     return link_probe_of_measurement(measured, download_bytes, upload_bytes, compute_s, measure.tcp_congestion_control)
 

@@ -32,6 +32,7 @@ from tracetool.measure.link_probe import DEFAULT_TRANSPORT, check_probe_repeats
 from tracetool.measure.measurement import MeasureRequest, load_measured, run_measure
 from tracetool.measure.repeats import rates_by_workers, relative_standard_error
 from tracetool.measure.slow_workers import SlowWorker, same_slow_workers, worker_speeds
+from tracetool.measure.tensorflow_probe import PROBE_MEASURED_DIR, PROBE_MODEL_FILE
 from tracetool.measure.transports import (
     DEFAULT_MODEL_PROBE_TRANSPORT,
     TENSORFLOW_TRANSPORT,
@@ -128,42 +129,64 @@ def probe_reverse_efficiencies(probe: dict[str, Any] | None) -> tuple[float, flo
     return (float(probe.get("download_reverse_efficiency", 1.0)), float(probe.get("upload_reverse_efficiency", 1.0)))
 
 
-def probe_contention_efficiency(request: ValidateRequest, graph: Any, latency_s: float,
-                                say: Any) -> dict[str, Any]:
-    """Run the network-only link probe with the model's own step shape; return its JSON.
+@dataclass(frozen=True)
+class ProbeShape:
+    """The model's step as the probe runs it: its bytes each way, and the part of a one-worker
+    step at the shaped rate that the transfers do not cover, as the probe's compute."""
 
-    The shape: the step's bytes each way, and the part of a one-worker step at the shaped rate
-    that the transfers do not cover (the replay's one-worker step less both directions' transfer
-    times), as the probe's compute. How often connections contend, and what that costs, depends
-    on it: at 50mbit the fitted efficiency was 0.98 for 1.2 MB steps without compute and 0.93
-    for 0.6 to 0.7 MB steps with 16 to 27 ms of it."""
+    download_bytes: int
+    upload_bytes: int
+    compute_s: float
+    window_s: float  # each probe run's window
+    download_payload_bps: float
+
+
+def probe_shape(request: ValidateRequest, graph: Any, latency_s: float) -> ProbeShape:
+    """How often connections contend, and what that costs, depends on the step's shape: at
+    50mbit the fitted efficiency was 0.98 for 1.2 MB steps without compute and 0.93 for 0.6 to
+    0.7 MB steps with 16 to 27 ms of it."""
     from replay import ReplaySettings, predict
-    from tracetool.measure.link_probe import probe_link
-    from tracetool.measure.tensorflow_probe import DEFAULT_MIN_WINDOW_S, probe_with_tensorflow
+    from tracetool.measure.tensorflow_probe import DEFAULT_MIN_WINDOW_S
 
     m = request.measure
-    counts = sorted(set(m.workers))
     link = measured_link(graph, m.bandwidth_bps, latency_s)
     one = predict(graph, [1], link, ReplaySettings(seeds=1))
-    if request.from_link_probe is not None:
-        return _reused_link_probe(request.from_link_probe, m.bandwidth_bps, one.download_bytes_per_step,
-                                  one.upload_bytes_per_step, request.out_dir.resolve())
     transfers_s = (8.0 * one.download_bytes_per_step / link.download_payload_bps()
                    + 8.0 * one.upload_bytes_per_step / link.upload_payload_bps())
     compute_s = max(0.0, 1.0 / one.one_worker_steps_per_second - transfers_s)
-    duration_s = request.probe_duration_s or probe_window_s(max(counts), transfers_s + compute_s)
+    window_s = request.probe_duration_s or probe_window_s(max(m.workers), transfers_s + compute_s)
     if request.probe_transport == TENSORFLOW_TRANSPORT:
-        say(f"probing the shaped link with TensorFlow on the model's tensors: {one.download_bytes_per_step:,} B "
-            f"down, {one.upload_bytes_per_step:,} B up, {compute_s * 1e3:.0f} ms compute per step")
-        window_s = request.probe_duration_s or max(DEFAULT_MIN_WINDOW_S, duration_s)
-        document = probe_with_tensorflow(m, graph, compute_s, one.download_bytes_per_step, one.upload_bytes_per_step,
-                                         window_s, request.probe_repeats, request.out_dir.resolve(), say)
+        window_s = request.probe_duration_s or max(DEFAULT_MIN_WINDOW_S, window_s)
+    return ProbeShape(one.download_bytes_per_step, one.upload_bytes_per_step, compute_s, window_s,
+                      link.download_payload_bps())
+
+
+def _say_probe(shape: ProbeShape, tensorflow: bool, say: Any, turns: bool = False) -> None:
+    how = "with TensorFlow on the model's tensors" if tensorflow else "without TensorFlow"
+    say(f"probing the shaped link {how}: {shape.download_bytes:,} B down, {shape.upload_bytes:,} B up, "
+        f"{shape.compute_s * 1e3:.0f} ms compute per step" + (", taking turns with the model's runs" if turns else ""))
+
+
+def probe_contention_efficiency(request: ValidateRequest, graph: Any, latency_s: float,
+                                say: Any) -> dict[str, Any]:
+    """Run the link probe with the model's own step shape (``probe_shape``) alone, or reuse an
+    earlier one; return its JSON."""
+    from tracetool.measure.link_probe import probe_link
+    from tracetool.measure.tensorflow_probe import probe_with_tensorflow
+
+    m = request.measure
+    shape = probe_shape(request, graph, latency_s)
+    if request.from_link_probe is not None:
+        return _reused_link_probe(request.from_link_probe, m.bandwidth_bps, shape.download_bytes,
+                                  shape.upload_bytes, request.out_dir.resolve())
+    _say_probe(shape, request.probe_transport == TENSORFLOW_TRANSPORT, say)
+    if request.probe_transport == TENSORFLOW_TRANSPORT:
+        document = probe_with_tensorflow(m, graph, shape.compute_s, shape.download_bytes, shape.upload_bytes,
+                                         shape.window_s, request.probe_repeats, request.out_dir.resolve(), say)
         write_json_atomically(request.out_dir.resolve() / LINK_PROBE_FILE, document)
         return document
-    say(f"probing the shaped link without TensorFlow: {one.download_bytes_per_step:,} B down, "
-        f"{one.upload_bytes_per_step:,} B up, {compute_s * 1e3:.0f} ms compute per step")
-    probe = probe_link(m.bandwidth_bps, one.download_bytes_per_step, one.upload_bytes_per_step, compute_s, counts,
-                       link.download_payload_bps(), duration_s=duration_s,
+    probe = probe_link(m.bandwidth_bps, shape.download_bytes, shape.upload_bytes, shape.compute_s,
+                       sorted(set(m.workers)), shape.download_payload_bps, duration_s=shape.window_s,
                        tcp_congestion_control=m.tcp_congestion_control, progress=say, queue=m.queue,
                        repeats=request.probe_repeats, transport=request.probe_transport)
     say(f"  contention efficiency {probe.contention_efficiency:.3f}; under the other direction's load downloads keep "
@@ -171,6 +194,32 @@ def probe_contention_efficiency(request: ValidateRequest, graph: Any, latency_s:
     document = probe.to_json_dict()
     write_json_atomically(request.out_dir.resolve() / LINK_PROBE_FILE, document)
     return document
+
+
+def probe_takes_turns(request: ValidateRequest) -> bool:
+    """Whether the model's runs and TensorFlow's probe runs take turns on one link: where both
+    are measured here (nothing reused) and the probe is TensorFlow's (``run_measures``)."""
+    return (bool(request.probe_link) and request.probe_transport == TENSORFLOW_TRANSPORT
+            and request.from_measured is None and request.from_link_probe is None)
+
+
+def measure_with_probe(request: ValidateRequest, graph: Any, say: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Measure the model and TensorFlow's probe of its step on one shaped link, run for run in
+    turns, so that the drift of a link over the hours of a validation moves both alike; return
+    the model's measured.json and the probe's link-probe.json."""
+    from tracetool.measure.measurement import run_measures
+    from tracetool.measure.tensorflow_probe import link_probe_of_measurement, tensorflow_probe_request
+
+    m = request.measure
+    shape = probe_shape(request, graph, (m.latency_s or 0.0) + planned_queue_delay_s(m))
+    _say_probe(shape, True, say, turns=True)
+    out_dir = request.out_dir.resolve()
+    probe_request = tensorflow_probe_request(m, graph, shape.compute_s, shape.window_s, request.probe_repeats, out_dir)
+    measured_path, probe_path = run_measures([m, probe_request], say, labels=("", "probe"))
+    probe = link_probe_of_measurement(load_measured(probe_path), shape.download_bytes, shape.upload_bytes,
+                                      shape.compute_s, m.tcp_congestion_control)
+    write_json_atomically(out_dir / LINK_PROBE_FILE, probe)
+    return load_measured(measured_path), probe
 
 
 # The probe's window when none is given: at least this long, and long enough for each worker to
@@ -319,6 +368,13 @@ def standing_queue_delay_s(measured: dict[str, Any]) -> float:
 
     queue_s = shaped_queue_s(measured)
     return 0.0 if queue_s is None else queue_wait_s(queue_s)
+
+
+def planned_queue_delay_s(m: MeasureRequest) -> float:
+    """``standing_queue_delay_s`` of the link ``m`` will shape, before it is measured."""
+    from replay.link_profile import queue_wait_s
+
+    return queue_wait_s(m.queue.delay_s(m.bandwidth_bps)) if m.bandwidth_bps else 0.0
 
 
 def shaped_queue_s(measured: dict[str, Any]) -> float | None:
@@ -568,7 +624,8 @@ def run_validate(request: ValidateRequest, progress: Any = None) -> Path:
                 raise
             profile = request.from_profile or kept / "profile"
             resume = (f"the finished measurement is kept in {kept}: rerun with --from-profile {profile} "
-                      f"--from-measured {kept / 'measured' / 'measured.json'}")
+                      f"--from-measured {kept / 'measured' / 'measured.json'}"
+                      + (f" --from-link-probe {kept / LINK_PROBE_FILE}" if (kept / LINK_PROBE_FILE).is_file() else ""))
             if isinstance(exc, KeyboardInterrupt):
                 say(resume)
                 raise
@@ -600,8 +657,9 @@ def keep_finished_measurement(staging: Path, target: Path) -> Path | None:
         kept = target.with_name(f"{target.name}.kept-{number}")
         number += 1
     kept.mkdir(parents=True)
-    for part in ("profile", "measured"):
-        if (staging / part).is_dir():
+    # the probe's runs took turns with the measurement's: they are as finished, and as costly
+    for part in ("profile", "measured", PROBE_MEASURED_DIR, PROBE_MODEL_FILE, LINK_PROBE_FILE):
+        if (staging / part).exists():
             shutil.move(str(staging / part), str(kept / part))
     write_marker(kept, "tracetool validate (kept after a failure)")
     return kept
@@ -695,15 +753,22 @@ def _validate_into(request: ValidateRequest, measured_file: dict[str, Any] | Non
     if request.from_profile is not None:
         request = replace(request, from_profile=_relocated(request.from_profile, final_dir, out_dir))
     profile_dir = _profile(request, say)
-    measured = measured_file if measured_file is not None else _measured(request, say)
-    queue_delay_s = standing_queue_delay_s(measured)
-    latency_s = (m.latency_s or 0.0) + queue_delay_s
     from tracetool.graph.builder import build_stepgraph_from_path
     from tracetool.graph.stepgraph import load_stepgraph
 
     # a step graph that validate saved beside its prediction re-predicts without the profile's traces
     graph = load_stepgraph(profile_dir) if profile_dir.is_file() else build_stepgraph_from_path(profile_dir)
-    probe = probe_contention_efficiency(request, graph, latency_s, say) if request.probe_link else None
+    probe: dict[str, Any] | None = None
+    if measured_file is not None:
+        measured = measured_file
+    elif probe_takes_turns(request):
+        measured, probe = measure_with_probe(request, graph, say)
+    else:
+        measured = _measured(request, say)
+    queue_delay_s = standing_queue_delay_s(measured)
+    latency_s = (m.latency_s or 0.0) + queue_delay_s
+    if request.probe_link and probe is None:
+        probe = probe_contention_efficiency(request, graph, latency_s, say)
     reverse = (1.0, 1.0)
     by_workers: tuple[tuple[int, float], ...] = ()
     link_fit = None
