@@ -14,6 +14,7 @@ from tracetool.measure.repeats import (
     relative_standard_error,
     runs_this_round,
     runs_to_try,
+    twins_disagree,
     why_another_run,
 )
 
@@ -140,3 +141,26 @@ def test_measurements_taking_turns_run_together_while_either_needs_a_run():
     # a measurement without a limit runs exactly its repeats, never alongside
     assert runs_this_round([(2, runs(6.9, 6.95), None, None), (2, runs(6.43, 7.48), *limit)])[0] is None
     assert below_cap(2, runs(6.9, 6.95), *limit) and not below_cap(2, runs(6.9, 6.95), None, None)
+
+
+def test_a_model_and_its_probe_far_apart_both_run_again():
+    """Each pair agrees within itself (the resnet row behind 100 ms with CUBIC: TensorFlow 6.9 and
+    7.35 steps/s, its probe 6.14 and 5.95), but their means are 15% apart where twice their runs'
+    spread explains 7.1%: both run again, up to the cap; a gap their spread explains, or under
+    the limit, asks for nothing."""
+    def runs(*rates: float) -> list[dict]:
+        return [_run([r], 0.2) for r in rates]
+
+    reason = twins_disagree([6.9, 7.35], [6.14, 5.95], 0.04)
+    assert reason == "the model's and its probe's means are 15.2% apart, beyond their runs' spread"
+    assert twins_disagree([6.9, 7.35], [7.0, 7.2], 0.04) is None
+    assert twins_disagree([6.0, 8.0], [7.5, 7.6], 0.04) is None  # 6% apart, but the model's runs spread 14%
+    assert twins_disagree([7.0, 7.0], [7.2, 7.2], 0.04) is None  # 2.9%: under the limit
+    assert twins_disagree([], [7.2], 0.04) is None
+    limit = (4, 0.04)
+    model, probe = runs(6.9, 7.35), runs(6.14, 5.95)
+    assert runs_this_round([(2, model, *limit), (2, probe, *limit)], lambda: reason) == [reason, reason]
+    assert runs_this_round([(2, model, *limit), (2, probe, *limit)], lambda: None) == [None, None]
+    # a measurement at its cap runs no more for it
+    assert runs_this_round([(2, runs(6.9, 7.35, 7.3, 6.95), *limit), (2, runs(6.14, 5.95, 6.0), *limit)],
+                           lambda: reason) == [None, reason]

@@ -509,8 +509,12 @@ def _check_same_link(requests: Sequence[MeasureRequest]) -> None:
         raise ValueError("only one of the alternating measurements may slow its workers")
 
 
+# Given each measurement's runs of one count so far, why all of them should run again, or None.
+Agreement = Callable[[list[list[dict[str, Any]]]], "str | None"]
+
+
 def run_measures(requests: Sequence[MeasureRequest], progress: ProgressFn | None = None,
-                 labels: Sequence[str] = ()) -> list[Path]:
+                 labels: Sequence[str] = (), agreement: Agreement | None = None) -> list[Path]:
     """Measure several models on one shaped link, their runs of each worker count they share
     taking turns; return each one's ``measured.json``.
 
@@ -519,7 +523,8 @@ def run_measures(requests: Sequence[MeasureRequest], progress: ProgressFn | None
     25mbit behind BBR, two workers: 0.75 to 0.89 steps/s one day, 0.92 to 0.97 the next) and the
     prediction was off by the drift. Taking turns run by run, and giving every model another run
     of a count while any of them wants one (``repeats.runs_this_round``), both means cover the
-    same minutes. ``labels`` prefix each model's log lines (none for the first)."""
+    same minutes. ``labels`` prefix each model's log lines (none for the first); ``agreement``
+    may ask for more runs of a count that all of them share (``repeats.twins_disagree``)."""
     for request in requests:
         request.check()
         require_collector(request.model)
@@ -557,7 +562,8 @@ def run_measures(requests: Sequence[MeasureRequest], progress: ProgressFn | None
                 topology.__enter__()
                 shaping = topology.shaping_facts()
             for workers in dict.fromkeys(n for r in requests for n in r.workers):
-                _measure_count([a for a in measured if workers in a.request.workers], workers, topology, network)
+                _measure_count([a for a in measured if workers in a.request.workers], workers, topology, network,
+                               agreement if all(workers in r.workers for r in requests) else None)
         finally:
             if topology is not None:
                 topology.__exit__(None, None, None)
@@ -574,13 +580,15 @@ def run_measures(requests: Sequence[MeasureRequest], progress: ProgressFn | None
     return [Path(os.path.abspath(r.out_dir)) / MEASURED_FILE for r in requests]
 
 
-def _measure_count(measured: list[_Measured], workers: int, topology: ShapedTopology | None, network: str) -> None:
+def _measure_count(measured: list[_Measured], workers: int, topology: ShapedTopology | None, network: str,
+                   agreement: Agreement | None = None) -> None:
     """Every model's runs of one worker count, taking turns, folded into one point each."""
     for arm in measured:
         arm.runs = []
+    disagreement = None if agreement is None else (lambda: agreement([a.runs for a in measured]))
     while True:
         due = runs_this_round([(a.request.repeats, a.runs, a.request.max_repeats, a.request.max_standard_error)
-                               for a in measured])
+                               for a in measured], disagreement)
         if all(reason is None for reason in due):
             break
         for arm, reason in zip(measured, due, strict=True):

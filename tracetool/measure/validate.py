@@ -30,7 +30,7 @@ from tracetool.errors import ToolError
 from tracetool.measure.compared import WORKER_STEPS, Compared, compared_for, synchronous_details
 from tracetool.measure.link_probe import DEFAULT_TRANSPORT, check_probe_repeats
 from tracetool.measure.measurement import MeasureRequest, load_measured, run_measure
-from tracetool.measure.repeats import rates_by_workers, relative_standard_error
+from tracetool.measure.repeats import disturbed, rates_by_workers, relative_standard_error, twins_disagree
 from tracetool.measure.slow_workers import SlowWorker, same_slow_workers, worker_speeds
 from tracetool.measure.tensorflow_probe import PROBE_MEASURED_DIR, PROBE_MODEL_FILE
 from tracetool.measure.transports import (
@@ -203,6 +203,22 @@ def probe_takes_turns(request: ValidateRequest) -> bool:
             and request.from_measured is None and request.from_link_probe is None)
 
 
+def twin_agreement(m: MeasureRequest) -> Any:
+    """More runs of both where the model's and its probe's means disagree beyond their runs'
+    spread (``repeats.twins_disagree``), with the rule for more runs; None where the two need
+    not run alike: synchronous or slowed workers, whose rates the asynchronous probe does not
+    share."""
+    limit = m.max_standard_error
+    if limit is None or m.max_repeats is None or m.sync != "async" or m.slow_workers:
+        return None
+
+    def check(runs: list[list[dict[str, Any]]]) -> str | None:
+        model, probe = ([r["steps_per_second"] for r in arm if not disturbed(r)] for arm in runs)
+        return twins_disagree(model, probe, limit)
+
+    return check
+
+
 def measure_with_probe(request: ValidateRequest, graph: Any, say: Any) -> tuple[dict[str, Any], dict[str, Any]]:
     """Measure the model and TensorFlow's probe of its step on one shaped link, run for run in
     turns, so that the drift of a link over the hours of a validation moves both alike; return
@@ -215,7 +231,8 @@ def measure_with_probe(request: ValidateRequest, graph: Any, say: Any) -> tuple[
     _say_probe(shape, True, say, turns=True)
     out_dir = request.out_dir.resolve()
     probe_request = tensorflow_probe_request(m, graph, shape.compute_s, shape.window_s, request.probe_repeats, out_dir)
-    measured_path, probe_path = run_measures([m, probe_request], say, labels=("", "probe"))
+    measured_path, probe_path = run_measures([m, probe_request], say, labels=("", "probe"),
+                                             agreement=twin_agreement(m))
     probe = link_probe_of_measurement(load_measured(probe_path), shape.download_bytes, shape.upload_bytes,
                                       shape.compute_s, m.tcp_congestion_control)
     write_json_atomically(out_dir / LINK_PROBE_FILE, probe)
