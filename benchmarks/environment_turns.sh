@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Validate campaign points again with validate's defaults of today: the model's runs and its
+# TensorFlow probe's taking turns, more runs of both where either's runs, or their two means,
+# disagree. The profile is the point's own step graph, so only the runs are new.
+#
+#     benchmarks/environment_turns.sh ROOT ENV/POINT [ENV/POINT ...]
+#
+# e.g. ``environment_turns.sh benchmarks/results/environments cubic-100ms/resnet-50mbit``
+# writes ROOT/cubic-100ms/resnet-50mbit/turns/ (and turns.log). Finished points are skipped;
+# every run takes the lock /tmp/tfsim-tf.lock.
+set -uo pipefail
+
+ROOT=${1:?usage: environment_turns.sh ROOT ENV/POINT [ENV/POINT ...]}
+shift
+TRACETOOL=${TRACETOOL:-tracetool}
+for target in "$@"; do
+    env=${target%%/*}
+    point=${target#*/}
+    cc=${env%-*}
+    queue=${env##*-}
+    model=${point%-*}
+    bandwidth=${point##*-}
+    dir="$ROOT/$env/$point"
+    if [ -s "$dir/turns/validation.json" ]; then
+        continue
+    fi
+    echo "$(date -u +%H:%M:%S) validate $env $point in turns"
+    flock /tmp/tfsim-tf.lock "$TRACETOOL" validate --model "$model" --bandwidth "$bandwidth" --queue "$queue" \
+        --tcp-congestion-control "$cc" --workers 1-4 --from-profile "$dir/graph.json" --out "$dir/turns" \
+        > "$dir/turns.log" 2>&1 || echo "validate $env $point failed: $(tail -1 "$dir/turns.log")"
+done
+echo "$(date -u +%H:%M:%S) done"
