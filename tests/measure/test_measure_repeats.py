@@ -11,6 +11,7 @@ from tracetool.measure.repeats import (
     ALONGSIDE,
     below_cap,
     combine_runs,
+    compared_rate,
     relative_standard_error,
     runs_this_round,
     runs_to_try,
@@ -164,3 +165,15 @@ def test_a_model_and_its_probe_far_apart_both_run_again():
     # a measurement at its cap runs no more for it
     assert runs_this_round([(2, runs(6.9, 7.35, 7.3, 6.95), *limit), (2, runs(6.14, 5.95, 6.0), *limit)],
                            lambda: reason) == [None, reason]
+
+
+def test_synchronous_runs_are_judged_by_their_updates():
+    """With backup workers the steps can agree while the PS updates, which validate compares, do
+    not: the runs' mean is judged by the updates (in asynchronous runs the two are one rate)."""
+    runs = [{"steps_per_second": 4.0, "updates_per_second": 1.0},
+            {"steps_per_second": 4.02, "updates_per_second": 1.2}]
+    assert runs_to_try(2, runs, 4, 0.04) == 1
+    assert why_another_run(2, runs) == "the runs' mean is known to 9.1% only"
+    steady = [{**run, "updates_per_second": 1.0} for run in runs]
+    assert runs_to_try(2, steady, 4, 0.04) == 0
+    assert compared_rate({"steps_per_second": 3.0}) == 3.0  # a run written before updates were recorded

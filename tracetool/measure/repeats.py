@@ -61,6 +61,14 @@ def rates_by_workers(points: list[dict[str, Any]]) -> dict[int, list[float]]:
     return dict(sorted(rates.items()))
 
 
+def compared_rate(run: dict[str, Any]) -> float:
+    """The rate a run's mean is judged by: PS updates per second, which validate compares under
+    ``--sync sync|backup``; in asynchronous training they are the worker steps per second. Under
+    backup workers the two part: gradients dropped vary from run to run, so updates can spread
+    where steps do not."""
+    return float(run.get("updates_per_second", run["steps_per_second"]))
+
+
 def runs_to_try(repeats: int, runs: list[dict[str, Any]], max_repeats: int | None = None,
                 max_standard_error: float | None = None) -> int:
     """How many more runs to start: until ``repeats`` undisturbed ones, at most ``2 * repeats`` in
@@ -73,7 +81,7 @@ def runs_to_try(repeats: int, runs: list[dict[str, Any]], max_repeats: int | Non
         return missing
     if len(clean) < repeats or len(clean) >= max_repeats or len(runs) >= max_repeats + repeats:
         return 0
-    return 1 if relative_standard_error([r["steps_per_second"] for r in clean]) > max_standard_error else 0
+    return 1 if relative_standard_error([compared_rate(r) for r in clean]) > max_standard_error else 0
 
 
 def below_cap(repeats: int, runs: list[dict[str, Any]], max_repeats: int | None,
@@ -178,7 +186,7 @@ def why_another_run(repeats: int, runs: list[dict[str, Any]]) -> str:
     clean = [r for r in runs if not disturbed(r)]
     if len(clean) < repeats:
         return "a run was disturbed from outside"
-    error = relative_standard_error([r["steps_per_second"] for r in clean])
+    error = relative_standard_error([compared_rate(r) for r in clean])
     return f"the runs' mean is known to {error:.1%} only"
 
 
