@@ -7,7 +7,7 @@
 #
 # e.g. ``environment_turns.sh benchmarks/results/environments cubic-100ms/resnet-50mbit``
 # writes ROOT/cubic-100ms/resnet-50mbit/turns/ (and turns.log). Finished points are skipped;
-# every run takes the lock /tmp/tfsim-tf.lock.
+# every run takes the lock /tmp/tfsim-tf.lock, and no new point starts while ROOT/STOP exists.
 set -uo pipefail
 
 ROOT=${1:?usage: environment_turns.sh ROOT ENV/POINT [ENV/POINT ...]}
@@ -23,6 +23,10 @@ for target in "$@"; do
     dir="$ROOT/$env/$point"
     if [ -s "$dir/turns/validation.json" ]; then
         continue
+    fi
+    if [ -e "$ROOT/STOP" ]; then
+        echo "$(date -u +%H:%M:%S) stopped before $env $point ($ROOT/STOP exists)"
+        break
     fi
     echo "$(date -u +%H:%M:%S) validate $env $point in turns"
     flock /tmp/tfsim-tf.lock "$TRACETOOL" validate --model "$model" --bandwidth "$bandwidth" --queue "$queue" \
