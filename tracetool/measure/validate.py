@@ -627,14 +627,14 @@ def run_validate(request: ValidateRequest, progress: Any = None) -> Path:
         check_probe_repeats(request.probe_repeats)
     if request.probe_link and max(m.workers) < 2:
         raise ToolError("--contention-efficiency probe needs a worker count of 2 or more, where connections contend")
-    _check_reused_inputs(request)
+    saved_graph = _check_reused_inputs(request)
     _check_prediction_settings(request)
     out_dir = Path(os.path.abspath(request.out_dir))
     with output_folder(out_dir, "tracetool validate") as staging:
         _keep_reused_inputs(request, out_dir, staging)
         staged = replace(request, out_dir=staging, measure=replace(m, out_dir=staging / "measured"))
         try:
-            title, rows, summary = _validate_into(staged, measured_file, out_dir, say)
+            title, rows, summary = _validate_into(staged, measured_file, out_dir, say, saved_graph)
         except BaseException as exc:
             kept = keep_finished_measurement(staging, out_dir) if request.from_measured is None else None
             if kept is None:
@@ -701,18 +701,21 @@ def _measured_discipline(m: MeasureRequest, measured: dict[str, Any], path: Path
                    slow_workers=tuple(SlowWorker(int(s["task_index"]), float(s["factor"])) for s in slowed))
 
 
-def _check_reused_inputs(request: ValidateRequest) -> None:
-    """Reused inputs exist, so a typo is found before a profile or a measurement runs."""
+def _check_reused_inputs(request: ValidateRequest) -> Any:
+    """Reused inputs exist, so a typo is found before a profile or a measurement runs; return the
+    step graph where ``--from-profile`` names one (read once: it is what the prediction uses)."""
+    graph = None
     if request.from_profile is not None:
         if request.from_profile.is_file():
             from tracetool.graph.stepgraph import load_stepgraph
 
-            load_stepgraph(request.from_profile)  # one line where it is not a step graph
+            graph = load_stepgraph(request.from_profile)  # one line where it is not a step graph
         elif not (request.from_profile / "meta.json").is_file():
             raise ToolError(f"--from-profile {request.from_profile} holds no meta.json; give a profile folder or "
                             "the step graph (graph.json) an earlier validate wrote")
     if request.from_link_probe is not None:
         _read_link_probe(request.from_link_probe)
+    return graph
 
 
 def _check_prediction_settings(request: ValidateRequest) -> None:
@@ -762,7 +765,7 @@ def _relocated(path: Path, old_root: Path, new_root: Path) -> Path:
 
 
 def _validate_into(request: ValidateRequest, measured_file: dict[str, Any] | None, final_dir: Path,
-                   say: Any) -> tuple[str, list[dict[str, Any]], dict[str, Any]]:
+                   say: Any, saved_graph: Any = None) -> tuple[str, list[dict[str, Any]], dict[str, Any]]:
     """Profile, measure, probe and predict with every output in ``request.out_dir`` (the staging
     folder); return the table's title, rows and summary."""
     m = request.measure
@@ -774,7 +777,10 @@ def _validate_into(request: ValidateRequest, measured_file: dict[str, Any] | Non
     from tracetool.graph.stepgraph import load_stepgraph
 
     # a step graph that validate saved beside its prediction re-predicts without the profile's traces
-    graph = load_stepgraph(profile_dir) if profile_dir.is_file() else build_stepgraph_from_path(profile_dir)
+    if saved_graph is not None:
+        graph = saved_graph
+    else:
+        graph = load_stepgraph(profile_dir) if profile_dir.is_file() else build_stepgraph_from_path(profile_dir)
     probe: dict[str, Any] | None = None
     if measured_file is not None:
         measured = measured_file
