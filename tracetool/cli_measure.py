@@ -321,11 +321,11 @@ def add_measure_commands(sub: argparse._SubParsersAction) -> None:
     v.add_argument("--seeds", type=int, default=5, help="replay seeds per worker count (default 5)")
     v.add_argument("--contention-efficiency", default="auto", metavar="E|probe|auto",
                    help="the shaped link's share of its rate that arrives while several workers send on one "
-                   "direction, for the prediction; 'probe' measures it first with a network-only probe of the "
-                   "model's step shape on the same shaped link (about 15 s per worker count and run, two runs by "
-                   "default), which also gives the reverse efficiencies (a lone transfer's rate under the other "
-                   "direction's load); 'auto' (default) "
-                   "probes when --bandwidth is given and a worker count is 2 or more, else takes 1")
+                   "direction, for the prediction; 'probe' fits it, with the reverse efficiencies (a lone "
+                   "transfer's rate under the other direction's load), to a probe of the model's step on the "
+                   "same shaped link: TensorFlow carrying the model's tensors (see --probe-transport), its runs "
+                   "taking turns with the model's, and more runs of both where their means disagree; 'auto' "
+                   "(default) probes when --bandwidth is given and a worker count is 2 or more, else takes 1")
     v.add_argument("--probe-duration", type=float, default=None, metavar="SECONDS",
                    help="with --contention-efficiency probe: seconds of each worker count's probe window "
                    "(default: 10, or longer where the step is long: three steps of every worker sharing the link; "
