@@ -22,14 +22,13 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import statistics
 import sys
 from collections import defaultdict
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tracetool.measure.repeats import rates_by_workers  # noqa: E402
+from tracetool.measure.repeats import rates_by_workers, squared_relative_deviations  # noqa: E402
 
 
 def runs_of(point_dir: Path, with_more: bool) -> tuple[dict[int, list[float]], dict[int, list[float]]]:
@@ -41,12 +40,6 @@ def runs_of(point_dir: Path, with_more: bool) -> tuple[dict[int, list[float]], d
     measured = {p["workers"]: list(p.get("run_steps_per_second") or [p["steps_per_second"]])
                 for p in json.loads(measured_file.read_text())["points"]}
     return measured, rates_by_workers(json.loads(probe_file.read_text())["points"])
-
-
-def squared_deviations(rates: list[float]) -> tuple[float, int]:
-    """Sum of squared relative deviations from the mean, and its degrees of freedom."""
-    mean = statistics.fmean(rates)
-    return sum((r / mean - 1.0) ** 2 for r in rates), len(rates) - 1
 
 
 def two_sided_tail(z: float) -> float:
@@ -72,7 +65,7 @@ def main() -> None:
             workers = row["workers"]
             for rates in (measured.get(workers, []), probe.get(workers, [])):
                 if len(rates) > 1:
-                    sq, dof = squared_deviations(rates)
+                    sq, dof = squared_relative_deviations(rates)
                     pooled[(env, workers)][0] += sq
                     pooled[(env, workers)][1] += dof
             rows.append((env, workers, abs(row["error_pct"]), len(measured.get(workers, [1])),

@@ -18,6 +18,8 @@ from tracetool.measure.validate import (
     compare,
     error_pct,
     format_table,
+    one_run_range,
+    probe_run_spread,
     shaped_queue_s,
     standing_queue_delay_s,
     summarize,
@@ -93,17 +95,41 @@ def test_prediction_between_the_slowest_and_fastest_run_is_counted():
 
 
 def test_runs_outside_the_regimes_are_flagged():
-    """Each measured run must fall between the bunching regime's slowest seed and the pipeline's
-    fastest; a run slower than both is named, and the summary counts the rows that hold."""
+    """Without a probe each measured run must fall between the bunching regime's slowest seed and
+    the pipeline's fastest; a run slower than both is named, and the summary counts the rows that hold."""
     regimes = [{"workers": n, "low": 2.1, "high": 2.5, "bunching_chance": 0.5} for n in (2, 3)]
     inside = {**_measured(2, 2.3), "run_steps_per_second": [2.2, 2.4]}
     outside = {**_measured(3, 2.2), "run_steps_per_second": [2.0, 2.4]}
     rows = compare([_predicted(2, 2.3), _predicted(3, 2.3)], [inside, outside], regimes=regimes)
-    assert [r["within_regimes"] for r in rows] == [True, False]
-    assert rows[1]["runs_outside_regimes"] == [2.0]
+    assert [r["within_predicted_run_range"] for r in rows] == [True, False]
+    assert [(r["predicted_run_low"], r["predicted_run_high"]) for r in rows] == [(2.1, 2.5)] * 2
+    assert rows[1]["runs_outside_predicted_range"] == [2.0]
     summary = summarize(rows)
-    assert (summary["with_regimes"], summary["within_regimes"]) == (2, 1)
-    assert "outside the regimes" in format_table("t", rows, summary).splitlines()[3]
+    assert (summary["with_predicted_run_range"], summary["within_predicted_run_range"]) == (2, 1)
+    assert "a run outside one run's range" in format_table("t", rows, summary).splitlines()[3]
+
+
+def test_one_runs_range_takes_the_probes_run_spread_too():
+    """The regimes are what the replay knows; the probe's runs on the same link say how far one
+    run strays besides (resnet at 50mbit behind 100 ms with CUBIC, three workers: regimes
+    6.54-6.83, runs 6.09 to 7.43, the probe's 6.24 to 7.95). Its pooled spread, twice, around the
+    prediction widens the range; one worker's runs, which no probe ran, keep none."""
+    probe_runs = {2: [5.46, 5.30], 3: [6.33, 7.95, 6.24, 6.35], 4: [6.27, 6.99, 6.86]}
+    spread = probe_run_spread(probe_runs)
+    squares = sum((r / (sum(v) / len(v)) - 1) ** 2 for v in probe_runs.values() for r in v)
+    assert spread == pytest.approx(math.sqrt(squares / 6))
+    assert probe_run_spread({1: [3.9, 3.8], 2: [5.4]}) is None  # no contended count of two runs
+    regime = {"workers": 3, "low": 6.540, "high": 6.825, "bunching_chance": 0.4}
+    measured = {**_measured(3, 6.512), "run_steps_per_second": [6.09, 6.183, 6.345, 7.431]}
+    rows = compare([_predicted(1, 3.99), _predicted(3, 6.609)], [_measured(1, 3.93), measured],
+                   regimes=[regime], probe_runs=probe_runs)
+    one, three = rows
+    assert "predicted_run_low" not in one
+    assert three["predicted_run_low"] == pytest.approx(6.609 * (1 - 2 * spread))
+    assert three["predicted_run_high"] == pytest.approx(6.609 * (1 + 2 * spread))
+    assert three["probe_run_spread_pct"] == pytest.approx(100 * spread)
+    assert three["within_predicted_run_range"] and three["predicted_regime_low"] == 6.540
+    assert one_run_range(6.609, regime, 0.001) == (6.540, 6.825)  # the regimes where they are wider
 
 
 def test_errors_are_set_beside_the_runs_own_spread():

@@ -53,6 +53,23 @@ def relative_standard_error(rates: list[float]) -> float:
     return statistics.stdev(rates) / math.sqrt(len(rates)) / mean if mean > 0 else math.inf
 
 
+def squared_relative_deviations(rates: list[float]) -> tuple[float, int]:
+    """Sum of the rates' squared deviations from their mean, relative to it, and its degrees of freedom."""
+    mean = statistics.fmean(rates)
+    return sum((r / mean - 1.0) ** 2 for r in rates), len(rates) - 1
+
+
+def pooled_relative_spread(groups: list[list[float]]) -> float | None:
+    """The coefficient of variation of runs around their own group's mean, pooled over the groups
+    of two or more runs; None where no group has two."""
+    squares, freedom = 0.0, 0
+    for rates in groups:
+        if len(rates) > 1:
+            sq, dof = squared_relative_deviations(rates)
+            squares, freedom = squares + sq, freedom + dof
+    return math.sqrt(squares / freedom) if freedom else None
+
+
 def rates_by_workers(points: list[dict[str, Any]]) -> dict[int, list[float]]:
     """Each worker count's run rates, from points that list one run each (a link probe's)."""
     rates: dict[int, list[float]] = {}
