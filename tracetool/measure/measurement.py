@@ -52,7 +52,7 @@ from tracetool.collect.model_loader import (
     require_collector,
 )
 from tracetool.errors import ToolError
-from tracetool.measure.repeats import MAX_REPEATS, check_more_runs, combine_runs, runs_this_round
+from tracetool.measure.repeats import ALONGSIDE, MAX_REPEATS, check_more_runs, combine_runs, runs_this_round
 from tracetool.measure.slow_workers import SlowWorker, check_slow_workers, measure_slowdowns
 from tracetool.measure.stats import rate_stats
 from tracetool.measure.sync_options import check_sync_options
@@ -492,6 +492,7 @@ class _Measured:
 
     request: MeasureRequest
     say: ProgressFn
+    name: str  # how the log names it to the others: its label, or its model
     quotas: dict[int, CpuQuota]
     slowdowns: list[dict[str, Any]]
     points: list[dict[str, Any]] = field(default_factory=list)
@@ -553,7 +554,7 @@ def run_measures(requests: Sequence[MeasureRequest], progress: ProgressFn | None
             quotas = _cpu_quotas(request, held)
             slowdowns = (measure_slowdowns(request.task_spec({"ps": [], "worker": []}, trace=False),
                                            request.slow_workers, quotas, arm_say) if quotas else [])
-            measured.append(_Measured(request, arm_say, quotas, slowdowns))
+            measured.append(_Measured(request, arm_say, label or model_label(request.model), quotas, slowdowns))
         largest = max(n for r in requests for n in r.workers)
         topology = (ShapedTopology(largest, first.bandwidth_bps, first.tcp_congestion_control, first.queue)
                     if first.bandwidth_bps else None)
@@ -591,7 +592,10 @@ def _measure_count(measured: list[_Measured], workers: int, topology: ShapedTopo
                                for a in measured], disagreement)
         if all(reason is None for reason in due):
             break
+        wanting = [a.name for a, reason in zip(measured, due, strict=True) if reason not in (None, ALONGSIDE)]
         for arm, reason in zip(measured, due, strict=True):
+            if reason == ALONGSIDE:
+                reason = f"taking turns with the extra run of {', '.join(wanting)}"
             if reason is not None:
                 _measure_run(arm, workers, topology, network, reason)
     for arm in measured:
