@@ -54,7 +54,7 @@ def _measure_request(args: argparse.Namespace, out_dir: Path):  # noqa: ANN202 -
 
 def _more_runs(args: argparse.Namespace, repeats: int) -> dict[str, object]:
     """``--max-standard-error`` and ``--max-repeats``: validate runs more clusters of a count whose
-    runs' mean is uncertain by over 4% (up to four runs); measure does only when asked. 0 turns
+    runs' mean is uncertain by over 4% (up to eight runs); measure does only when asked. 0 turns
     it off."""
     from tracetool.measure.repeats import VALIDATE_MAX_REPEATS, VALIDATE_MAX_STANDARD_ERROR
 
@@ -157,7 +157,8 @@ def _common(p: argparse.ArgumentParser) -> None:
                    "mean rate is over PCT of it (default: 4%% for validate, where two runs more than 8%% apart "
                    "split between regimes; off for measure; 0 turns it off)")
     p.add_argument("--max-repeats", type=int, default=None, metavar="M",
-                   help="with --max-standard-error: at most M runs per worker count (default 4)")
+                   help="with --max-standard-error: at most M runs per worker count (default 8: runs split half and "
+                   "half between two regimes 18%% apart need six for a mean known to 4%%)")
     p.add_argument("--warmup", type=int, default=5, help="steps each worker runs before it counts as warm (default 5)")
     p.add_argument("--sync", default="async", metavar="async|sync|backup",
                    help="async (default): between-graph replication, every gradient applied as it arrives; sync or "

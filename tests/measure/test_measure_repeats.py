@@ -9,6 +9,8 @@ import pytest
 from tracetool.measure.measurement import build_point
 from tracetool.measure.repeats import (
     ALONGSIDE,
+    VALIDATE_MAX_REPEATS,
+    VALIDATE_MAX_STANDARD_ERROR,
     below_cap,
     combine_runs,
     compared_rate,
@@ -118,6 +120,27 @@ def test_runs_that_disagree_get_more_runs_one_at_a_time_up_to_the_cap():
     assert why_another_run(2, [*runs(0.883), stolen]) == "a run was disturbed from outside"
     assert runs_to_try(2, [*runs(0.883, 0.748), stolen, *runs(0.85)], 4, 0.04) == 1
     assert runs_to_try(2, [*runs(0.883), stolen, stolen, stolen], 4, 0.04) == 0  # every replacement used
+
+
+def test_validate_runs_a_count_split_between_two_regimes_until_its_mean_is_known_to_four_percent():
+    """vgg at 25mbit, four workers behind a 100 ms buffer with CUBIC: runs fell half and half
+    into 0.91 and 1.05 to 1.11 steps/s. After four runs their mean is known to 4.9% only, so
+    validate's default cap (eight) runs more; with the same split six meet 4%."""
+    def runs(*rates: float) -> list[dict]:
+        return [_run([r], 0.2) for r in rates]
+
+    four = [1.107, 0.913, 0.912, 1.047]
+    most, limit = VALIDATE_MAX_REPEATS, VALIDATE_MAX_STANDARD_ERROR
+    assert relative_standard_error(four) == pytest.approx(0.049, abs=0.001)
+    assert runs_to_try(2, runs(*four), 4, limit) == 0  # the cap of before stopped here
+    assert runs_to_try(2, runs(*four), most, limit) == 1
+    assert why_another_run(2, runs(*four)) == "the runs' mean is known to 4.9% only"
+    assert runs_to_try(2, runs(*four, 1.08), most, limit) == 1  # five: 4.1%
+    assert runs_to_try(2, runs(*four, 1.08, 0.91), most, limit) == 0  # six, split three and three: 3.8%
+    # regimes further apart run to the cap: resnet at 25mbit with three workers (a spread of 12%)
+    wide = [7.5, 5.9, 7.6, 6.0, 7.4, 5.8, 7.5, 5.9]
+    assert relative_standard_error(wide) > limit
+    assert runs_to_try(2, runs(*wide[:7]), most, limit) == 1 and runs_to_try(2, runs(*wide), most, limit) == 0
 
 
 def test_measurements_taking_turns_run_together_while_either_needs_a_run():

@@ -319,7 +319,7 @@ def test_real_validation_writes_rows_summary_and_plot(tmp_path: Path):
     assert [p["workers"] for p in probe_measured["points"]] == [2]
     assert probe_measured["repeats"] == 1
     # more runs where they disagree, as validate's default for the measurement's runs
-    assert probe_measured["max_standard_error"] == 0.04 and probe_measured["max_repeats"] == 4
+    assert probe_measured["max_standard_error"] == 0.04 and probe_measured["max_repeats"] == 8
     assert [p["steps_per_second"] for p in probe["points"]] == [rate for p in probe_measured["points"]
                                                                 for rate in p["run_steps_per_second"]]
     # its rates alone set the fit: two workers met by the reverse efficiencies, or nothing charged
@@ -445,14 +445,14 @@ def test_validate_probes_and_repeats_by_default_where_it_can():
     assert default_probe_repeats("tensorflow") == default_probe_repeats("tcp") == 2
     request = _measure_request(validate_args, Path("v"))
     assert request.repeats == 2 and default_probe(request)
-    # and more runs, up to four, of a count whose two runs are more than 8% apart
-    assert request.max_standard_error == 0.04 and request.max_repeats == 4
+    # and more runs, up to eight, of a count whose two runs are more than 8% apart
+    assert request.max_standard_error == 0.04 and request.max_repeats == 8
     measure_args = parser.parse_args(["measure", "--model", "mlp", "--workers", "1,2", "--out", "m"])
     measured = _measure_request(measure_args, Path("m"))
     assert measured.repeats == 1 and measured.max_standard_error is None and measured.max_repeats is None
     asked = _measure_request(parser.parse_args(["measure", "--model", "mlp", "--workers", "1", "--repeats", "3",
                                                 "--max-standard-error", "2.5%", "--out", "m"]), Path("m"))
-    assert asked.max_standard_error == pytest.approx(0.025) and asked.max_repeats == 4
+    assert asked.max_standard_error == pytest.approx(0.025) and asked.max_repeats == 8
     off = _measure_request(parser.parse_args(["validate", "--model", "mlp", "--workers", "1,2", "--bandwidth",
                                               "20mbit", "--max-standard-error", "0", "--out", "v"]), Path("v"))
     assert off.max_standard_error is None and off.max_repeats is None
