@@ -35,6 +35,7 @@ def _measure_request(args: argparse.Namespace, out_dir: Path):  # noqa: ANN202 -
         bandwidth_bps=parse_bandwidth_bps(args.bandwidth) if args.bandwidth else None,
         latency_s=parse_latency_s(args.latency) if args.latency else None,
         duration_s=args.duration,
+        settle_s=args.settle,
         warmup_steps=args.warmup,
         optimizer=args.optimizer,
         intra_op_threads=args.intra_op_threads,
@@ -160,6 +161,10 @@ def _common(p: argparse.ArgumentParser) -> None:
                    help="with --max-standard-error: at most M runs per worker count (default 8: runs split half and "
                    "half between two regimes 18%% apart need six for a mean known to 4%%)")
     p.add_argument("--warmup", type=int, default=5, help="steps each worker runs before it counts as warm (default 5)")
+    p.add_argument("--settle", type=float, default=2.0, metavar="SECONDS",
+                   help="seconds every worker keeps training after the last one is warm, before the window opens "
+                   "(default 2): behind a deep buffer the first tens of seconds of contention can run 10%% apart "
+                   "from where the link settles")
     p.add_argument("--sync", default="async", metavar="async|sync|backup",
                    help="async (default): between-graph replication, every gradient applied as it arrives; sync or "
                    "backup: TensorFlow's SyncReplicasOptimizer, one PS update per R gradients, stale ones dropped "

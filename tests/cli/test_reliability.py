@@ -334,6 +334,9 @@ def test_unknown_model_argument_is_refused_before_the_cluster_starts(tmp_path: P
     (("profile", "--model", "mlp", "--batch-size", "100000000000"), ("--batch-size", "65536")),
     (("profile", "--model", "mlp", "--steps", "1000000"), ("--steps", "1000")),
     (("measure", "--model", "mlp", "--workers", "1", "--duration", "1e9"), ("--duration", "3600")),
+    (("measure", "--model", "mlp", "--workers", "1", "--settle", "1e9"), ("--settle", "between 2 and 3600")),
+    (("validate", "--model", "mlp", "--workers", "1", "--bandwidth", "20mbit", "--settle", "0.5"),
+     ("--settle must be between 2 and 3600 seconds, got 0.5",)),
     (("show", str(MLP_GRAPH), "--top", "-1"), ("--top",)),
 ])
 def test_unbounded_parameters_are_refused(tmp_path: Path, args: tuple[str, ...], words: tuple[str, ...]):

@@ -172,11 +172,12 @@ MLP_BYTES = 4 * ((784 * 1024 + 1024) + (1024 * 1024 + 1024) + (1024 * 512 + 512)
 @pytest.mark.cluster
 @needs_root
 def test_two_shaped_workers_measure_below_the_link_bound(tmp_path: Path):
-    """A real 2-worker mlp cluster at 100mbit writes measured.json; it cannot beat 100 Mbit/s per direction."""
+    """A real 2-worker mlp cluster at 100mbit writes measured.json; it cannot beat 100 Mbit/s per
+    direction. Its window opens only after the workers trained together for the asked settle."""
     out = tmp_path / "m"
     result = subprocess.run(
         tracetool_argv("measure", "--model", "mlp", "--batch-size", "16", "--workers", "2", "--bandwidth", "100mbit",
-                       "--duration", "8", "--warmup", "2", "--trace-steps", "1", "--out", str(out)),
+                       "--duration", "8", "--settle", "6", "--warmup", "2", "--trace-steps", "1", "--out", str(out)),
         capture_output=True, text=True, timeout=200, cwd=REPO_ROOT,
     )
     assert result.returncode == 0, result.stderr
@@ -185,6 +186,8 @@ def test_two_shaped_workers_measure_below_the_link_bound(tmp_path: Path):
     assert isinstance(data["cpu_saturated"], bool)
     (point,) = data["points"]
     assert point["workers"] == 2 and len(point["per_worker"]) == 2
+    assert data["settle_s"] == 6 and 5.0 <= point["settled_s"] <= 7.0
+    assert "s after the last worker was warm" in result.stderr
     # every step moves all parameters down and all gradients up the one shaped link
     link_bound = 100e6 / (8 * MLP_BYTES)
     assert 0.3 * link_bound < point["steps_per_second"] <= 1.05 * link_bound

@@ -13,6 +13,8 @@ from typing import Any
 
 OPTIMIZERS = ("sgd", "momentum", "adam")
 
+MIN_SETTLE_S = 2.0
+
 
 @dataclass(frozen=True)
 class TaskSpec:
@@ -28,6 +30,9 @@ class TaskSpec:
     untraced_steps: int = 20
     traced_steps: int = 5
     duration_s: float = 20.0
+    # mode "measure": training between the last worker warm and the window start, at least long
+    # enough for every worker to see the start (--settle)
+    settle_s: float = MIN_SETTLE_S
     out_dir: str = ""
     model_kwargs: dict[str, Any] = field(default_factory=dict)
     # "async" (between-graph replication), or "sync" / "backup": SyncReplicasOptimizer aggregating

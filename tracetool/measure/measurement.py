@@ -36,7 +36,7 @@ from tracetool.cluster.local_cluster import LocalCluster
 from tracetool.cluster.machine_facts import machine_facts
 from tracetool.cluster.processes import TaskGroup, python_module_argv
 from tracetool.cluster.resources import check_cluster_fits
-from tracetool.cluster.task_spec import OPTIMIZERS, TaskSpec
+from tracetool.cluster.task_spec import MIN_SETTLE_S, OPTIMIZERS, TaskSpec
 from tracetool.cluster.topology import (
     DEFAULT_QUEUE,
     DEFAULT_TCP_CONGESTION_CONTROL,
@@ -88,6 +88,9 @@ class MeasureRequest:
     bandwidth_bps: float | None = None
     latency_s: float | None = None
     duration_s: float = 20.0
+    # seconds every worker trains after the last is warm, before the window opens: behind a deep
+    # buffer the first tens of seconds of contention run apart from where the link settles
+    settle_s: float = MIN_SETTLE_S
     warmup_steps: int = 5
     optimizer: str = "sgd"
     intra_op_threads: int = 1
@@ -115,6 +118,9 @@ class MeasureRequest:
             raise ToolError("--workers must list worker counts of at least 1, e.g. 1,2,3,4")
         if not 2.0 <= self.duration_s <= MAX_DURATION_S:
             raise ToolError(f"--duration must be between 2 and {MAX_DURATION_S:g} seconds, got {self.duration_s:g}")
+        if not MIN_SETTLE_S <= self.settle_s <= MAX_DURATION_S:
+            raise ToolError(f"--settle must be between {MIN_SETTLE_S:g} and {MAX_DURATION_S:g} seconds, "
+                            f"got {self.settle_s:g}")
         if self.warmup_steps < 0:
             raise ToolError("--warmup must be >= 0")
         if not 1 <= self.repeats <= MAX_REPEATS:
@@ -142,7 +148,8 @@ class MeasureRequest:
         return TaskSpec(
             mode="measure", cluster=cluster, model=model, batch_size=self.batch_size, optimizer=self.optimizer,
             intra_op_threads=self.intra_op_threads, inter_op_threads=self.inter_op_threads,
-            warmup_steps=self.warmup_steps, duration_s=self.duration_s, model_kwargs=self.model_kwargs,
+            warmup_steps=self.warmup_steps, duration_s=self.duration_s, settle_s=self.settle_s,
+            model_kwargs=self.model_kwargs,
             traced_steps=traced,
             out_dir=str(self.traces_dir(workers)) if traced else "",
             sync=self.sync, replicas_to_aggregate=self.replicas_to_aggregate,
@@ -376,7 +383,8 @@ def watch_measurement(
     """Follow the workers' events; snapshot CPU (and the shaped link's counters) at the window's edges.
 
     Returns the chief's result, the CPU use, each worker's step spans (by task index) and the
-    link's use in the window (None when unshaped).
+    link's use in the window (None when unshaped). The result gains ``settled_s``: how long after
+    the last worker reported itself warm the window opened, as this process saw it.
     """
     result: dict[str, Any] | None = None
     spans: dict[int, list] = {}
@@ -385,6 +393,8 @@ def watch_measurement(
     before: CpuSnapshot | None = None
     cpu: dict[str, Any] | None = None
     warm = 0
+    all_warm_at: float | None = None
+    settled_s: float | None = None
     announced = False
     for name, event in cluster.worker_events(timeout_s):
         kind = event["event"]
@@ -393,11 +403,16 @@ def watch_measurement(
         if kind == "phase" and event["phase"] == "warm":
             warm += 1
             progress(f"  {warm}/{cluster.workers} workers warm")
+            if warm == cluster.workers:
+                all_warm_at = time.time()
         elif kind == "window" and not announced:
             announced = True
             start = time.strftime("%H:%M:%S", time.localtime(event["window_start_unix_s"]))
             length_s = event["window_end_unix_s"] - event["window_start_unix_s"]
-            progress(f"  measuring from {start} for {length_s:.0f} s")
+            if all_warm_at is not None:
+                settled_s = event["window_start_unix_s"] - all_warm_at
+            after = f", {settled_s:.0f} s after the last worker was warm" if settled_s is not None else ""
+            progress(f"  measuring from {start} for {length_s:.0f} s{after}")
         elif kind == "window_started" and before is None:
             before = CpuSnapshot.take(_task_pids(cluster))
             link_before = topology.link_counters() if topology else None
@@ -409,7 +424,7 @@ def watch_measurement(
             result = event
     if result is None:
         raise ToolError("the chief worker ended without reporting the cluster's step counts")
-    return result, cpu, spans, link
+    return {**result, "settled_s": settled_s}, cpu, spans, link
 
 
 def measure_point(request: MeasureRequest, workers: int, topology: ShapedTopology | None, progress: ProgressFn,
@@ -417,7 +432,7 @@ def measure_point(request: MeasureRequest, workers: int, topology: ShapedTopolog
     """One run: a fresh cluster of ``workers`` workers, measured over one window; the workers in
     ``quotas`` (by task index) run under their CPU quota."""
     cluster: LocalCluster = ShapedCluster(topology, workers) if topology else LocalCluster(workers=workers)
-    timeout_s = max(180.0, 2 * request.duration_s + 120.0)
+    timeout_s = max(180.0, 2 * (request.duration_s + request.settle_s) + 120.0)
     with cluster:
         spec = request.task_spec(cluster.cluster_addresses(), trace)
         cluster.start(spec)
@@ -427,6 +442,8 @@ def measure_point(request: MeasureRequest, workers: int, topology: ShapedTopolog
         progress(f"  started 1 PS and {workers} worker process(es)")
         result, cpu, spans, link = watch_measurement(cluster, timeout_s, progress, topology)
     point = build_point(result, request.batch_size, cpu)
+    if result.get("settled_s") is not None:
+        point["settled_s"] = result["settled_s"]
     if link is not None:
         point["link"] = link
     for entry in point["per_worker"]:
@@ -627,6 +644,7 @@ def _measured_document(arm: _Measured, network: str, shaping: dict[str, Any] | N
         "network": network,
         "shaping": shaping,
         "duration_s": request.duration_s,
+        "settle_s": request.settle_s,
         "repeats": request.repeats,
         "max_repeats": request.max_repeats,
         "max_standard_error": request.max_standard_error,
@@ -757,6 +775,7 @@ def measure_on_host(request: MeasureRequest, cluster_path: Path, job: str, task_
         "network": f"real hosts from {cluster_path}",
         "cluster": cluster,
         "duration_s": request.duration_s,
+        "settle_s": request.settle_s,
         "repeats": request.repeats,
         "warmup_steps": request.warmup_steps,
         "cpu_saturated": point["cpu_saturated"],

@@ -77,7 +77,7 @@ def tensorflow_probe_request(measure: MeasureRequest, graph: Any, compute_s: flo
     contending = tuple(n for n in measure.workers if n >= 2) or measure.workers
     return MeasureRequest(model=str(model_file), batch_size=1, workers=contending,
                           out_dir=out_dir / PROBE_MEASURED_DIR, bandwidth_bps=measure.bandwidth_bps,
-                          duration_s=duration_s, repeats=repeats,
+                          duration_s=duration_s, settle_s=measure.settle_s, repeats=repeats,
                           tcp_congestion_control=measure.tcp_congestion_control, queue=measure.queue,
                           **more_runs_like(measure, repeats))
 

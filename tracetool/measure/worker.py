@@ -36,8 +36,6 @@ from tracetool.measure.sync_options import replicas_to_aggregate
 
 v1 = tf.compat.v1
 
-# time between the last worker becoming warm and the window start: lets every worker see it
-SETTLE_S = 2.0
 POLL_INTERVAL_S = 0.25
 COORDINATION_SCOPE = "measure_coordination"
 
@@ -182,7 +180,7 @@ def run_measure(spec: TaskSpec, target: str, task_index: int, emit: Callable[...
             if time.monotonic() - last_poll >= POLL_INTERVAL_S:
                 last_poll = time.monotonic()
                 if chief and sess.run(coord.warm) >= workers:
-                    window_start = time.time() + SETTLE_S
+                    window_start = time.time() + spec.settle_s
                     sess.run(coord.publish_start, {coord.start_value: window_start})
                 else:
                     window_start = float(sess.run(coord.window_start))
