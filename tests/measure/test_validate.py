@@ -461,3 +461,21 @@ def test_validate_probes_and_repeats_by_default_where_it_can():
     unshaped = _measure_request(parser.parse_args(["validate", "--model", "mlp", "--workers", "1,2", "--out", "v"]),
                                 Path("v"))
     assert not default_probe(one) and not default_probe(unshaped)
+
+
+@pytest.mark.parametrize("duration,least", [("20", 20.0), ("90", 90.0)])
+def test_the_tensorflow_probe_never_runs_a_shorter_window_than_the_model(duration: str, least: float):
+    """The probe in turns is the model's twin: where the model's runs take longer windows
+    (--duration), so do the probe's; its own rule (three steps per worker) can only lengthen it."""
+    from tracetool.cli_measure import _measure_request
+    from tracetool.graph.stepgraph import load_stepgraph
+    from tracetool.measure.validate import ValidateRequest, probe_shape
+
+    args = build_parser().parse_args(["validate", "--model", "mlp", "--workers", "1-4", "--bandwidth", "20mbit",
+                                      "--duration", duration, "--out", "v"])
+    request = ValidateRequest(measure=_measure_request(args, Path("v/measured")), out_dir=Path("v"))
+    graph = load_stepgraph(REPO_ROOT / "traces" / "mlp" / "graph.json")
+    shape = probe_shape(request, graph, 0.005)
+    assert shape.window_s >= least
+    step_alone_s = 8.0 * (shape.download_bytes + shape.upload_bytes) / 20e6 + shape.compute_s
+    assert shape.window_s == pytest.approx(max(least, 3 * 4 * step_alone_s), rel=0.05)

@@ -162,7 +162,8 @@ def probe_shape(request: ValidateRequest, graph: Any, latency_s: float) -> Probe
     compute_s = max(0.0, 1.0 / one.one_worker_steps_per_second - transfers_s)
     window_s = request.probe_duration_s or probe_window_s(max(m.workers), transfers_s + compute_s)
     if request.probe_transport == TENSORFLOW_TRANSPORT:
-        window_s = request.probe_duration_s or max(DEFAULT_MIN_WINDOW_S, window_s)
+        # a twin of the model's runs: never a shorter window than theirs (--duration)
+        window_s = request.probe_duration_s or max(DEFAULT_MIN_WINDOW_S, m.duration_s, window_s)
     return ProbeShape(one.download_bytes_per_step, one.upload_bytes_per_step, compute_s, window_s,
                       link.download_payload_bps())
 
