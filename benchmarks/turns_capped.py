@@ -20,12 +20,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tracetool.measure.repeats import (  # noqa: E402
-    VALIDATE_MAX_REPEATS,
-    disturbed,
-    runs_this_round,
-    twins_disagree,
-)
+from tracetool.measure.repeats import VALIDATE_MAX_REPEATS, runs_this_round, twin_runs_disagree  # noqa: E402
 
 
 def runs_per_count(measured_file: Path) -> tuple[dict[int, list[dict[str, Any]]], dict[str, Any]]:
@@ -46,10 +41,7 @@ def stopped_counts(turns: Path, max_repeats: int) -> list[str]:
         rules = [(repeats, runs, max_repeats, limit)] + ([(repeats, twin, max_repeats, limit)] if twin else [])
 
         def disagreement(runs: list[dict[str, Any]] = runs, twin: list[dict[str, Any]] | None = twin) -> str | None:
-            if twin is None:
-                return None
-            rates = ([r["steps_per_second"] for r in arm if not disturbed(r)] for arm in (runs, twin))
-            return twins_disagree(*rates, limit)
+            return twin_runs_disagree(runs, twin, limit) if twin else None
 
         reasons = [r for r in runs_this_round(rules, disagreement) if r]
         if reasons:

@@ -1,6 +1,6 @@
 """The environment campaign's points validated again in turns, beside the campaign's own errors.
 
-    python benchmarks/turns_table.py ROOT [--markdown]
+    python benchmarks/turns_table.py ROOT
 
 For each point with ``POINT/turns/validation.json`` (``benchmarks/environment_turns.sh``) it
 prints, per worker count, the campaign's error (column A of ``environment_table.py``, from

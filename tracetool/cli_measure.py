@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from tracetool.cli_support import MODEL_HELP, parse_model_kwargs
+from tracetool.cluster.task_spec import MIN_SETTLE_S
 from tracetool.errors import ToolError
 from tracetool.measure.transports import (
     DEFAULT_MODEL_PROBE_TRANSPORT,
@@ -161,10 +162,10 @@ def _common(p: argparse.ArgumentParser) -> None:
                    help="with --max-standard-error: at most M runs per worker count (default 8: runs split half and "
                    "half between two regimes 18%% apart need six for a mean known to 4%%)")
     p.add_argument("--warmup", type=int, default=5, help="steps each worker runs before it counts as warm (default 5)")
-    p.add_argument("--settle", type=float, default=2.0, metavar="SECONDS",
+    p.add_argument("--settle", type=float, default=MIN_SETTLE_S, metavar="SECONDS",
                    help="seconds every worker keeps training after the last one is warm, before the window opens "
-                   "(default 2): behind a deep buffer the first tens of seconds of contention can run 10%% apart "
-                   "from where the link settles")
+                   f"(default {MIN_SETTLE_S:g}): behind a deep buffer the first 20 s of contention ran up to 25%% "
+                   "apart from where the link settles (docs/network-probe.md)")
     p.add_argument("--sync", default="async", metavar="async|sync|backup",
                    help="async (default): between-graph replication, every gradient applied as it arrives; sync or "
                    "backup: TensorFlow's SyncReplicasOptimizer, one PS update per R gradients, stale ones dropped "

@@ -17,6 +17,7 @@ from tracetool.measure.repeats import (
     relative_standard_error,
     runs_this_round,
     runs_to_try,
+    twin_runs_disagree,
     twins_disagree,
     why_another_run,
 )
@@ -181,6 +182,11 @@ def test_a_model_and_its_probe_far_apart_both_run_again():
     assert twins_disagree([6.0, 8.0], [7.5, 7.6], 0.04) is None  # 6% apart, but the model's runs spread 14%
     assert twins_disagree([7.0, 7.0], [7.2, 7.2], 0.04) is None  # 2.9%: under the limit
     assert twins_disagree([], [7.2], 0.04) is None
+    # on runs: a run disturbed from outside is not the twin's to answer for
+    model, probe = [_run([6.9], 0.2), _run([7.35], 0.2)], [_run([6.14], 0.2), _run([5.95], 0.2)]
+    assert twin_runs_disagree(model, probe, 0.04) == reason
+    assert twin_runs_disagree([*model[:1], _run([7.35], 0.2, stolen=True)], probe[:1], 0.04) is not None
+    assert twin_runs_disagree([_run([6.1], 0.2), _run([9.0], 0.2, stolen=True)], probe, 0.04) is None
     limit = (4, 0.04)
     model, probe = runs(6.9, 7.35), runs(6.14, 5.95)
     assert runs_this_round([(2, model, *limit), (2, probe, *limit)], lambda: reason) == [reason, reason]

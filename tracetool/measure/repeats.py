@@ -163,6 +163,13 @@ def twins_disagree(rates: list[float], twin_rates: list[float], max_standard_err
     return f"the model's and its probe's means are {gap:.1%} apart, beyond their runs' spread"
 
 
+def twin_runs_disagree(runs: list[dict[str, Any]], twin_runs: list[dict[str, Any]],
+                       max_standard_error: float) -> str | None:
+    """``twins_disagree`` on two measurements' runs, the disturbed ones left out."""
+    rates, twin_rates = ([r["steps_per_second"] for r in arm if not disturbed(r)] for arm in (runs, twin_runs))
+    return twins_disagree(rates, twin_rates, max_standard_error)
+
+
 def _mean_of(values: list[float | None]) -> float | None:
     present = [v for v in values if v is not None]
     return statistics.fmean(present) if present else None

@@ -31,11 +31,10 @@ from tracetool.measure.compared import WORKER_STEPS, Compared, compared_for, syn
 from tracetool.measure.link_probe import DEFAULT_TRANSPORT, check_probe_repeats
 from tracetool.measure.measurement import MeasureRequest, load_measured, run_measure
 from tracetool.measure.repeats import (
-    disturbed,
     pooled_relative_spread,
     rates_by_workers,
     relative_standard_error,
-    twins_disagree,
+    twin_runs_disagree,
 )
 from tracetool.measure.slow_workers import SlowWorker, same_slow_workers, worker_speeds
 from tracetool.measure.tensorflow_probe import PROBE_MEASURED_DIR, PROBE_MODEL_FILE
@@ -220,8 +219,8 @@ def twin_agreement(m: MeasureRequest) -> Any:
         return None
 
     def check(runs: list[list[dict[str, Any]]]) -> str | None:
-        model, probe = ([r["steps_per_second"] for r in arm if not disturbed(r)] for arm in runs)
-        return twins_disagree(model, probe, limit)
+        model, probe = runs
+        return twin_runs_disagree(model, probe, limit)
 
     return check
 
