@@ -1,18 +1,22 @@
 #!/usr/bin/env bash
-# Validate campaign points again with validate's defaults of today: the model's runs and its
-# TensorFlow probe's taking turns, more runs of both where either's runs, or their two means,
-# disagree. The profile is the point's own step graph, so only the runs are new.
+# Validate campaign points again with validate's defaults of today: 60-second windows opening
+# 20 s after the last worker is warm, the model's runs and its TensorFlow probe's taking turns,
+# more runs of both where either's runs, or their two means, disagree. The profile is the point's
+# own step graph, so only the runs are new.
 #
 #     benchmarks/environment_turns.sh ROOT ENV/POINT [ENV/POINT ...]
 #
 # e.g. ``environment_turns.sh benchmarks/results/environments cubic-100ms/resnet-50mbit``
-# writes ROOT/cubic-100ms/resnet-50mbit/turns/ (and turns.log). Finished points are skipped;
-# every run takes the lock /tmp/tfsim-tf.lock, and no new point starts while ROOT/STOP exists.
+# writes ROOT/cubic-100ms/resnet-50mbit/settled/ (and settled.log); FOLDER=name writes
+# ROOT/.../name/ instead. The points' turns/ folders were written the same way with the defaults
+# before (20-second windows opening 2 s after warm-up). Finished points are skipped; every run
+# takes the lock /tmp/tfsim-tf.lock, and no new point starts while ROOT/STOP exists.
 set -uo pipefail
 
 ROOT=${1:?usage: environment_turns.sh ROOT ENV/POINT [ENV/POINT ...]}
 shift
 TRACETOOL=${TRACETOOL:-tracetool}
+FOLDER=${FOLDER:-settled}
 for target in "$@"; do
     env=${target%%/*}
     point=${target#*/}
@@ -21,16 +25,16 @@ for target in "$@"; do
     model=${point%-*}
     bandwidth=${point##*-}
     dir="$ROOT/$env/$point"
-    if [ -s "$dir/turns/validation.json" ]; then
+    if [ -s "$dir/$FOLDER/validation.json" ]; then
         continue
     fi
     if [ -e "$ROOT/STOP" ]; then
         echo "$(date -u +%H:%M:%S) stopped before $env $point ($ROOT/STOP exists)"
         break
     fi
-    echo "$(date -u +%H:%M:%S) validate $env $point in turns"
+    echo "$(date -u +%H:%M:%S) validate $env $point into $FOLDER/"
     flock /tmp/tfsim-tf.lock "$TRACETOOL" validate --model "$model" --bandwidth "$bandwidth" --queue "$queue" \
-        --tcp-congestion-control "$cc" --workers 1-4 --from-profile "$dir/graph.json" --out "$dir/turns" \
-        > "$dir/turns.log" 2>&1 || echo "validate $env $point failed: $(tail -1 "$dir/turns.log")"
+        --tcp-congestion-control "$cc" --workers 1-4 --from-profile "$dir/graph.json" --out "$dir/$FOLDER" \
+        > "$dir/$FOLDER.log" 2>&1 || echo "validate $env $point failed: $(tail -1 "$dir/$FOLDER.log")"
 done
 echo "$(date -u +%H:%M:%S) done"

@@ -20,6 +20,13 @@ from tracetool.measure.transports import (
     MODEL_PROBE_TRANSPORTS,
     TENSORFLOW_TRANSPORT,
 )
+from tracetool.measure.windows import (
+    MEASURE_SETTLE_S,
+    MEASURE_WINDOW_S,
+    VALIDATE_SETTLE_S,
+    VALIDATE_WINDOW_S,
+    default_window,
+)
 
 
 def _measure_request(args: argparse.Namespace, out_dir: Path):  # noqa: ANN202 - lazy import keeps --help fast
@@ -28,6 +35,7 @@ def _measure_request(args: argparse.Namespace, out_dir: Path):  # noqa: ANN202 -
     from tracetool.measure.slow_workers import parse_slow_worker
 
     repeats = args.repeats if args.repeats is not None else (2 if args.command == "validate" else 1)
+    window_s, settle_s = default_window(args.command)
     return MeasureRequest(
         model=args.model,
         batch_size=args.batch_size,
@@ -35,8 +43,8 @@ def _measure_request(args: argparse.Namespace, out_dir: Path):  # noqa: ANN202 -
         out_dir=out_dir,
         bandwidth_bps=parse_bandwidth_bps(args.bandwidth) if args.bandwidth else None,
         latency_s=parse_latency_s(args.latency) if args.latency else None,
-        duration_s=args.duration,
-        settle_s=args.settle,
+        duration_s=args.duration if args.duration is not None else window_s,
+        settle_s=args.settle if args.settle is not None else settle_s,
         warmup_steps=args.warmup,
         optimizer=args.optimizer,
         intra_op_threads=args.intra_op_threads,
@@ -149,7 +157,10 @@ def _common(p: argparse.ArgumentParser) -> None:
                    help="the shaped link's buffer, as a time of traffic at the line rate (default 5ms: a shallow "
                    "switch port) or bytes (64kb, 1mib); 100ms and more is a deep buffer that loss-based TCP keeps "
                    "full")
-    p.add_argument("--duration", type=float, default=20.0, help="seconds of the measurement window (default 20)")
+    p.add_argument("--duration", type=float, default=None, metavar="SECONDS",
+                   help=f"seconds of the measurement window (default: {MEASURE_WINDOW_S:g} for measure; "
+                   f"{VALIDATE_WINDOW_S:g} for validate, whose contended clusters pass between regimes about "
+                   "once a minute)")
     p.add_argument("--repeats", type=int, default=None, metavar="R",
                    help="independent clusters per worker count (default: 1 for measure; 2 for validate, whose "
                    "points with several workers can settle into either of two regimes); with 2 or more the "
@@ -162,10 +173,11 @@ def _common(p: argparse.ArgumentParser) -> None:
                    help="with --max-standard-error: at most M runs per worker count (default 8: runs split half and "
                    "half between two regimes 18%% apart need six for a mean known to 4%%)")
     p.add_argument("--warmup", type=int, default=5, help="steps each worker runs before it counts as warm (default 5)")
-    p.add_argument("--settle", type=float, default=MIN_SETTLE_S, metavar="SECONDS",
+    p.add_argument("--settle", type=float, default=None, metavar="SECONDS",
                    help="seconds every worker keeps training after the last one is warm, before the window opens "
-                   f"(default {MIN_SETTLE_S:g}): behind a deep buffer the first 20 s of contention ran up to 25%% "
-                   "apart from where the link settles (docs/network-probe.md)")
+                   f"(at least {MIN_SETTLE_S:g}; default {MEASURE_SETTLE_S:g} for measure, {VALIDATE_SETTLE_S:g} "
+                   "for validate): behind a deep buffer the first 20 s of contention ran up to 25%% apart from "
+                   "where the link settles (docs/network-probe.md)")
     p.add_argument("--sync", default="async", metavar="async|sync|backup",
                    help="async (default): between-graph replication, every gradient applied as it arrives; sync or "
                    "backup: TensorFlow's SyncReplicasOptimizer, one PS update per R gradients, stale ones dropped "

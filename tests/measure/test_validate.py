@@ -430,8 +430,9 @@ def test_a_failure_after_the_measurement_keeps_it_for_a_rerun(tmp_path: Path, mo
 
 
 def test_validate_probes_and_repeats_by_default_where_it_can():
-    """Without options validate does what its table was made with: two runs per point, and TensorFlow's
-    link probe wherever workers contend on a shaped link; measure keeps one run."""
+    """Without options validate does what its table was made with: two runs per point in 60-second
+    windows after 20 s of settling, and TensorFlow's link probe wherever workers contend on a shaped
+    link; measure keeps one run of 20 s."""
     from tracetool.cli_measure import _measure_request
     from tracetool.measure.validate import default_probe
 
@@ -447,9 +448,16 @@ def test_validate_probes_and_repeats_by_default_where_it_can():
     assert request.repeats == 2 and default_probe(request)
     # and more runs, up to eight, of a count whose two runs are more than 8% apart
     assert request.max_standard_error == 0.04 and request.max_repeats == 8
+    # 60-second windows opening 20 s after the last worker is warm: contended clusters pass between
+    # regimes about once a minute, and their first 20 s run apart from where they settle
+    assert (request.duration_s, request.settle_s) == (60.0, 20.0)
     measure_args = parser.parse_args(["measure", "--model", "mlp", "--workers", "1,2", "--out", "m"])
     measured = _measure_request(measure_args, Path("m"))
     assert measured.repeats == 1 and measured.max_standard_error is None and measured.max_repeats is None
+    assert (measured.duration_s, measured.settle_s) == (20.0, 2.0)
+    chosen = _measure_request(parser.parse_args(["validate", "--model", "mlp", "--workers", "1,2", "--duration", "30",
+                                                 "--settle", "5", "--out", "v"]), Path("v"))
+    assert (chosen.duration_s, chosen.settle_s) == (30.0, 5.0)
     asked = _measure_request(parser.parse_args(["measure", "--model", "mlp", "--workers", "1", "--repeats", "3",
                                                 "--max-standard-error", "2.5%", "--out", "m"]), Path("m"))
     assert asked.max_standard_error == pytest.approx(0.025) and asked.max_repeats == 8
