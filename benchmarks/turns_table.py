@@ -1,14 +1,16 @@
 """The environment campaign's points validated again in turns, beside the campaign's own errors.
 
-    python benchmarks/turns_table.py ROOT
+    python benchmarks/turns_table.py ROOT [--folder turns|settled]
 
-For each point with ``POINT/turns/validation.json`` (``benchmarks/environment_turns.sh``) it
+For each point with ``POINT/FOLDER/validation.json`` (``benchmarks/environment_turns.sh``) it
 prints, per worker count, the campaign's error (column A of ``environment_table.py``, from
-``POINT/more-runs-predicted/``), the error validated again in turns (TT), the runs each side
-took, the cap on runs the measurement had, and whether every run fell within one run's
-predicted range; then the median and max |error| of both columns over the same rows, per
-environment and in all. The four points measured first (the campaign's worst rows) are listed
-apart: points chosen for being bad regress towards their mean when measured again.
+``POINT/more-runs-predicted/``), the error validated again in turns with 20-second windows (TT,
+``POINT/turns/``) and, with ``--folder settled``, with validate's 60-second windows after 20 s of
+settling (S); the runs each side took in FOLDER, the cap on runs that measurement had, and
+whether every run fell within one run's predicted range; then the median and max |error| of each
+column over the same rows, per environment and in all. With ``--folder turns`` the four points
+measured first (the campaign's worst rows) are listed apart: points chosen for being bad regress
+towards their mean when measured again.
 """
 
 from __future__ import annotations
@@ -39,12 +41,21 @@ def every_run_in_range(row: dict[str, Any], regimes: dict[int, dict[str, Any]], 
     return None if bounds is None else all(bounds[0] <= run <= bounds[1] for run in row["measured_runs"])
 
 
-def point_rows(point_dir: Path) -> list[dict[str, Any]]:
-    turns = point_dir / "turns"
+COLUMNS = {"turns": "TT (20 s in turns)", "settled": "S (60 s after 20 s)"}
+
+
+def errors_of(validation_file: Path) -> dict[int, float]:
+    """Each worker count's error in a validation.json, none where the file is missing."""
+    if not validation_file.is_file():
+        return {}
+    return {r["workers"]: r["error_pct"] for r in json.loads(validation_file.read_text())["rows"]}
+
+
+def point_rows(point_dir: Path, folder: str) -> list[dict[str, Any]]:
+    turns = point_dir / folder
     validation = json.loads((turns / "validation.json").read_text())
-    campaign_file = point_dir / "more-runs-predicted" / "validation.json"
-    campaign = ({r["workers"]: r["error_pct"] for r in json.loads(campaign_file.read_text())["rows"]}
-                if campaign_file.is_file() else {})
+    campaign = errors_of(point_dir / "more-runs-predicted" / "validation.json")
+    earlier = errors_of(point_dir / "turns" / "validation.json") if folder != "turns" else {}
     cap = json.loads((turns / "measured" / "measured.json").read_text()).get("max_repeats")
     probed = rates_by_workers(json.loads((turns / "link-probe.json").read_text())["points"])
     regimes = {p["workers"]: p for p in json.loads((turns / "prediction-regimes.json").read_text())["points"]}
@@ -54,7 +65,7 @@ def point_rows(point_dir: Path) -> list[dict[str, Any]]:
         workers = row["workers"]
         rows.append({
             "environment": point_dir.parent.name, "point": point_dir.name, "workers": workers,
-            "campaign": campaign.get(workers), "turns": row["error_pct"], "cap": cap,
+            "campaign": campaign.get(workers), "turns": earlier.get(workers), folder: row["error_pct"], "cap": cap,
             "runs": len(row["measured_runs"]), "probe_runs": len(probed.get(workers, [])),
             "in_run_range": every_run_in_range(row, regimes, spread),
             "cpu_saturated": bool(row.get("cpu_saturated")),
@@ -72,32 +83,39 @@ def summary(errors: list[float]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("root", type=Path)
+    parser.add_argument("--folder", choices=tuple(COLUMNS), default="turns",
+                        help="the validations to tabulate: turns (20-second windows) or settled (60 s after 20 s)")
     args = parser.parse_args()
-    points = sorted(p.parent.parent for p in args.root.glob("*/*/turns/validation.json"))
-    key = {name: index for index, name in enumerate(WORST_FIRST)}
+    points = sorted(p.parent.parent for p in args.root.glob(f"*/*/{args.folder}/validation.json"))
+    key = {name: index for index, name in enumerate(WORST_FIRST)} if args.folder == "turns" else {}
     points.sort(key=lambda p: (key.get(f"{p.parent.name}/{p.name}", len(key)), p.parent.name, p.name))
-    rows = [r for p in points for r in point_rows(p) if not r["cpu_saturated"]]
-    print("| environment | point | workers | A (campaign) | TT (in turns) | runs, model / probe | cap | "
+    rows = [r for p in points for r in point_rows(p, args.folder) if not r["cpu_saturated"]]
+    columns = {"campaign": "A (campaign)", **{f: COLUMNS[f] for f in ("turns", args.folder)}}
+
+    def cell(value: float | None) -> str:
+        return "-" if value is None else f"{value:+.1f}%"
+
+    print(f"| environment | point | workers | {' | '.join(columns.values())} | runs, model / probe | cap | "
           "every run in one run's range |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|" + "---|" * len(columns) + "---|---|---|")
     for r in rows:
-        campaign = "-" if r["campaign"] is None else f"{r['campaign']:+.1f}%"
         within = {True: "yes", False: "no", None: ""}[r["in_run_range"]]
-        print(f"| {r['environment']} | {r['point']} | {r['workers']} | {campaign} | {r['turns']:+.1f}% | "
-              f"{r['runs']} / {r['probe_runs']} | {r['cap']} | {within} |")
+        print(f"| {r['environment']} | {r['point']} | {r['workers']} | "
+              f"{' | '.join(cell(r[c]) for c in columns)} | {r['runs']} / {r['probe_runs']} | {r['cap']} | {within} |")
     print()
-    groups = {"the four worst first": [r for r in rows if f"{r['environment']}/{r['point']}" in WORST_FIRST],
-              "the others": [r for r in rows if f"{r['environment']}/{r['point']}" not in WORST_FIRST]}
+    groups = ({"the four worst first": [r for r in rows if f"{r['environment']}/{r['point']}" in WORST_FIRST],
+               "the others": [r for r in rows if f"{r['environment']}/{r['point']}" not in WORST_FIRST]}
+              if key else {})
     for env in sorted({r["environment"] for r in rows}):
         groups[env] = [r for r in rows if r["environment"] == env]
     groups["all"] = rows
-    print("| rows | count | A: median / max | TT: median / max | every run in one run's range |")
-    print("|---|---|---|---|---|")
+    print(f"| rows | count | {' | '.join(f'{name}: median / max' for name in columns.values())} | "
+          "every run in one run's range |")
+    print("|---|---|" + "---|" * len(columns) + "---|")
     for name, selected in groups.items():
-        both = [r for r in selected if r["campaign"] is not None]
         ranged = [r["in_run_range"] for r in selected if r["in_run_range"] is not None]
-        print(f"| {name} | {len(selected)} | {summary([r['campaign'] for r in both])} | "
-              f"{summary([r['turns'] for r in selected])} | {sum(ranged)} of {len(ranged)} |")
+        cells = [summary([r[c] for r in selected if r[c] is not None]) for c in columns]
+        print(f"| {name} | {len(selected)} | {' | '.join(cells)} | {sum(ranged)} of {len(ranged)} |")
 
 
 if __name__ == "__main__":

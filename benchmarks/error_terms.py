@@ -1,0 +1,78 @@
+"""Where a validated row's error comes from: the replay, or the measurement of TensorFlow beside its probe.
+
+    python benchmarks/error_terms.py ROOT [--folder turns|settled|long-windows]
+
+validate fits the replay's link to its TensorFlow probe (the model's tensors with a sleep for
+the compute) until the replay of the probe's own workload meets the probe's rates, then replays
+the model's step graph on that link. A row's error therefore splits into three factors,
+``(1 + error) = (1 + replay) * (1 + fit) / (1 + measured)``:
+
+- replay: the model's graph replayed against the probe's workload replayed on the same link
+  (what the graph's overlap of compute and transfers, its tensor order and the regimes it falls
+  into change);
+- fit: the probe workload's replay against the probe's mean (the bisection's residue);
+- measured: TensorFlow's mean against its probe's mean, run in turns on one link.
+
+If the replay term is small and the measured term is spread on both sides of zero, the rows'
+errors are the measurement's, and more or longer runs, not a change of the model, shrink them.
+Prints every contended row of every ``ROOT/ENV/POINT/FOLDER/validation.json`` and the median,
+mean and largest |term| of each.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+from pathlib import Path
+
+
+def row_terms(validation: dict) -> list[tuple[int, float, float, float, float]]:
+    """(workers, error, replay, fit, measured) in percent for each row with a probed count."""
+    fit = validation.get("link_fit") or {}
+    probed = {int(n): rate for n, rate in fit.get("probe_steps_per_second", {}).items()}
+    replayed = {int(n): rate for n, rate in fit.get("replayed_steps_per_second", {}).items()}
+    terms = []
+    for row in validation["rows"]:
+        workers = row["workers"]
+        if workers not in probed or workers not in replayed:
+            continue
+        terms.append((workers, row["error_pct"], 100 * (row["predicted"] / replayed[workers] - 1),
+                      100 * (replayed[workers] / probed[workers] - 1), 100 * (row["measured"] / probed[workers] - 1)))
+    return terms
+
+
+def describe(name: str, values: list[float]) -> str:
+    absolute = [abs(v) for v in values]
+    return (f"{name}: median {statistics.median(values):+.1f}%, mean {statistics.mean(values):+.1f}%, "
+            f"median |.| {statistics.median(absolute):.1f}%, max |.| {max(absolute):.1f}%")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("root", type=Path)
+    parser.add_argument("--folder", default="turns", help="each point's validation folder (default turns)")
+    args = parser.parse_args()
+    files = sorted(args.root.glob(f"*/*/{args.folder}/validation.json"))
+    if not files:
+        parser.error(f"no {args.root}/ENV/POINT/{args.folder}/validation.json: give the campaign's root and a "
+                     "folder its points were validated into")
+    print("| point | workers | error | replay | fit | measured (TensorFlow vs probe) |")
+    print("|---|---|---|---|---|---|")
+    every = []
+    for file in files:
+        point = f"{file.parent.parent.parent.name}/{file.parent.parent.name}"
+        for workers, error, replay, fit, measured in row_terms(json.loads(file.read_text())):
+            every.append((error, replay, fit, measured))
+            print(f"| {point} | {workers} | {error:+.1f}% | {replay:+.1f}% | {fit:+.1f}% | {measured:+.1f}% |")
+    if not every:
+        print("no row was validated against a probe")
+        return
+    print()
+    for index, name in enumerate(("error", "replay", "fit", "measured")):
+        print(describe(name, [terms[index] for terms in every]))
+    print(f"{len(every)} rows of {len(files)} points")
+
+
+if __name__ == "__main__":
+    main()
