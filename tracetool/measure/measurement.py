@@ -53,6 +53,7 @@ from tracetool.collect.model_loader import (
 )
 from tracetool.errors import ToolError
 from tracetool.measure.repeats import ALONGSIDE, MAX_REPEATS, check_more_runs, combine_runs, runs_this_round
+from tracetool.measure.run_plan import describe_plan
 from tracetool.measure.slow_workers import SlowWorker, check_slow_workers, measure_slowdowns
 from tracetool.measure.stats import rate_stats
 from tracetool.measure.sync_options import check_sync_options
@@ -559,6 +560,7 @@ def run_measures(requests: Sequence[MeasureRequest], progress: ProgressFn | None
     network = (f"per-task namespaces on a bridge, PS link shaped to {format_bandwidth(first.bandwidth_bps)} "
                f"both ways (tbf, {first.queue.describe()} queue), TCP {first.tcp_congestion_control}"
                if first.bandwidth_bps else "one loopback-only namespace, unshaped")
+    say(f"measuring {describe_plan(requests)}")
     started = time.monotonic()
     shaping: dict[str, Any] | None = None
     with interrupt_on_sigterm(), ExitStack() as held:
