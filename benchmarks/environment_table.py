@@ -61,6 +61,9 @@ TT  validate run again whole with its defaults of today, from the point's step g
     runs and its TensorFlow probe's taking turns on one link, both run again where either's runs,
     or their two means, disagree (``benchmarks/environment_turns.sh ROOT ENV/POINT ...``, into
     ``<point>/turns/``); its errors are against its own measurement;
+ST  TT with validate's settled windows: 60 seconds opening 20 s after the last worker is warm
+    (``environment_turns.sh`` with today's defaults, into ``<point>/settled/``); its errors are
+    against its own measurement;
 PT  a re-prediction from the link profile alone, whose reference step TensorFlow ran (``PROBE_ARGS="--transport
     tensorflow" environment_profiles.sh ROOT probes-tf``; predictions in ``<point>/re-PT/``);
 deep the same two-run probes where the shaped queue is deeper than the replay's latency lets the
@@ -111,7 +114,7 @@ def main() -> None:
         variants = {"V0": {r["workers"]: r["predicted"] for r in v["rows"]}}
         # a variant measured again (more runs) is compared with its own measurement
         own_measured: dict[str, dict[int, float]] = {}
-        for name, folder in (("A", "more-runs-predicted"), ("TT", "turns")):
+        for name, folder in (("A", "more-runs-predicted"), ("TT", "turns"), ("ST", "settled")):
             again = vfile.parent / folder / "validation.json"
             if again.exists():
                 again_rows = json.loads(again.read_text())["rows"]
@@ -151,13 +154,13 @@ def main() -> None:
             print(f"{env:12s} {point:18s} {w} {r['measured']:7.3f} {shown}{cpu}", flush=True)
     for env in sorted({r[0] for r in rows}):
         sub = [r for r in rows if r[0] == env and not r[4]]
-        for k in ("V0", "V1", "V2", "re", "one", "now", "deep", "S", "VG", "VW", "T", "TC", "T2", "A", "TT", "P", "P2",
-                  "P3", "PG", "PT"):
+        for k in ("V0", "V1", "V2", "re", "one", "now", "deep", "S", "VG", "VW", "T", "TC", "T2", "A", "TT", "ST", "P",
+                  "P2", "P3", "PG", "PT"):
             e = [abs(r[5][k]) for r in sub if k in r[5]]
             if e:
                 print(f"{env:12s} {k}: {len(e)} points, median {statistics.median(e):.1f}%, max {max(e):.1f}%")
         latest = "deep" if any("deep" in r[5] for r in sub) else "now"
-        for variant in (latest, "S", "VG", "VW", "T", "TC", "T2", "A", "TT", "P", "P2", "P3", "PG", "PT"):
+        for variant in (latest, "S", "VG", "VW", "T", "TC", "T2", "A", "TT", "ST", "P", "P2", "P3", "PG", "PT"):
             for n in sorted({r[2] for r in sub}):
                 signed = [r[5][variant] for r in sub if r[2] == n and variant in r[5]]
                 if signed:
