@@ -293,13 +293,14 @@ def add_probe_command(sub: argparse._SubParsersAction) -> None:
                         "interpolates their fits by the model's transfer time (docs/network-probe.md)")
     p.add_argument("--transport", choices=MODEL_PROBE_TRANSPORTS, default=None,
                    help="how the reference steps move their bytes: TensorFlow itself moving PS variables of the "
-                        "step's size (the default on the emulated link: 20 s windows, one contention efficiency per "
-                        "worker count; needs the collector's TensorFlow), one TCP send each way (the default on real "
+                        "step's size (the default on the emulated link: validate's 60 s windows after 20 s of "
+                        "settling, one contention efficiency per worker count; needs the collector's TensorFlow), "
+                        "one TCP send each way (the default on real "
                         "hosts), or gRPC calls of several tensors, as TensorFlow's workers make (on real hosts the "
                         "PS then also listens on the port after its own); docs/network-probe.md")
     p.add_argument("--step-window", type=float, default=None, metavar="SECONDS",
-                   help="each worker count's reference-step window, at least (default 10; deep buffers settle "
-                        "slowly, docs/network-probe.md)")
+                   help="each worker count's reference-step window, at least (default 60 with TensorFlow, else "
+                        "10; deep buffers settle slowly, docs/network-probe.md)")
     p.add_argument("--out", default="", help="link profile JSON to write (with --cluster: on worker 0)")
     p.add_argument("--cluster", default="", help="JSON file {\"ps\": [\"host:port\"], \"worker\": [...]} of real "
                    "hosts; run the command on the PS and on workers 0 to 3 (all the file lists, if fewer) with "

@@ -405,7 +405,7 @@ def test_tensorflow_runs_the_reference_step_on_a_real_shaped_link(tmp_path: Path
 
     work = tmp_path / "work"
     fit = tensorflow_reference_step_fit(50e6, 0.002, QueueSize(ms=100), "cubic", 0.1, work, workers=(1, 3, 4),
-                                        min_window_s=5.0)
+                                        min_window_s=5.0, settle_s=3.0)
     assert (fit.transfer_s, fit.download_bytes) == (0.1, fit.upload_bytes)
     assert 8 * fit.download_bytes / 50e6 == pytest.approx(0.1 * 0.956, rel=0.01)
     rates = dict(fit.runs)
@@ -416,6 +416,9 @@ def test_tensorflow_runs_the_reference_step_on_a_real_shaped_link(tmp_path: Path
     assert [n for n, _ in fit.contention_by_workers] == [3, 4]
     assert all(0.1 <= e <= 1.0 for _, e in fit.contention_by_workers)
     assert (work / "probe_model.py").exists() and (work / "probe-measured" / "measured.json").exists()
+    measured = json.loads((work / "probe-measured" / "measured.json").read_text())
+    assert measured["settle_s"] == 3.0 and all(2.0 <= run["settled_s"] <= 5.5 for point in measured["points"]
+                                               for run in point.get("runs", [point]))
 
 
 def test_tensorflow_reference_steps_need_the_emulated_link(tmp_path: Path):

@@ -357,12 +357,14 @@ def probe_network(bandwidth_bps: float, queue: QueueSize = DEFAULT_QUEUE,
     if transport == TENSORFLOW_TRANSPORT:
         from tracetool.measure.tensorflow_step_fit import (
             DEFAULT_TENSORFLOW_STEP_WINDOW_S,
+            TENSORFLOW_STEP_SETTLE_S,
             tensorflow_reference_step_fits,
         )
 
         window_s = DEFAULT_TENSORFLOW_STEP_WINDOW_S if step_window_s is None else step_window_s
         fits = tensorflow_reference_step_fits(bandwidth_bps, profile.latency_s, queue, tcp_congestion_control,
                                               transfers_s, say, repeats=step_repeats, min_window_s=window_s)
+        environment = {**environment, "step_settle_s": TENSORFLOW_STEP_SETTLE_S}
     else:
         window_s = MIN_STEP_WINDOW_S if step_window_s is None else step_window_s
         prober = emulated_step_prober(bandwidth_bps, queue, tcp_congestion_control, transport)

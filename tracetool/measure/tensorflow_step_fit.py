@@ -28,26 +28,31 @@ from tracetool.measure.link_calibration import calibrate_link_to_probe
 from tracetool.measure.link_step_fit import STEP_FIT_WORKERS, reference_step
 from tracetool.measure.measurement import MeasureRequest, load_measured, run_measure
 from tracetool.measure.tensorflow_probe import (
-    DEFAULT_MIN_WINDOW_S,
     PROBE_MEASURED_DIR,
     PROBE_MODEL_FILE,
     link_probe_of_measurement,
     probe_model_source,
 )
+from tracetool.measure.windows import VALIDATE_SETTLE_S, VALIDATE_WINDOW_S
 
-DEFAULT_TENSORFLOW_STEP_WINDOW_S = DEFAULT_MIN_WINDOW_S  # TensorFlow's windows in the environment campaign
+# validate's settled windows: the reference step is validate's probe of a step that is no model's,
+# and behind a deep buffer its 20-second windows opening 2 s after warm-up ran two workers at 1.73
+# times one where the same shape (resnet's at 25mbit) settles at 1.88 (docs/network-probe.md)
+DEFAULT_TENSORFLOW_STEP_WINDOW_S = VALIDATE_WINDOW_S
+TENSORFLOW_STEP_SETTLE_S = VALIDATE_SETTLE_S
 
 
 def tensorflow_reference_step_fits(bandwidth_bps: float, latency_s: float, queue: QueueSize,
                                    tcp_congestion_control: str, transfers_s: tuple[float, ...],
                                    progress: Callable[[str], None] | None = None,
                                    workers: tuple[int, ...] = STEP_FIT_WORKERS, repeats: int = 1,
-                                   min_window_s: float = DEFAULT_TENSORFLOW_STEP_WINDOW_S) -> tuple[StepFit, ...]:
+                                   min_window_s: float = DEFAULT_TENSORFLOW_STEP_WINDOW_S,
+                                   settle_s: float = TENSORFLOW_STEP_SETTLE_S) -> tuple[StepFit, ...]:
     """Every reference step's fit from TensorFlow's probe of it, shortest transfers first."""
     with tempfile.TemporaryDirectory(prefix="tfsim-reference-step-") as work:
         return tuple(tensorflow_reference_step_fit(bandwidth_bps, latency_s, queue, tcp_congestion_control,
                                                    transfer_s, Path(work) / f"step-{index}", progress, workers,
-                                                   repeats, min_window_s)
+                                                   repeats, min_window_s, settle_s)
                      for index, transfer_s in enumerate(sorted(transfers_s)))
 
 
@@ -55,10 +60,12 @@ def tensorflow_reference_step_fit(bandwidth_bps: float, latency_s: float, queue:
                                   tcp_congestion_control: str, transfer_s: float, work_dir: Path,
                                   progress: Callable[[str], None] | None = None,
                                   workers: tuple[int, ...] = STEP_FIT_WORKERS, repeats: int = 1,
-                                  min_window_s: float = DEFAULT_TENSORFLOW_STEP_WINDOW_S) -> StepFit:
+                                  min_window_s: float = DEFAULT_TENSORFLOW_STEP_WINDOW_S,
+                                  settle_s: float = TENSORFLOW_STEP_SETTLE_S) -> StepFit:
     """Run the reference step of ``transfer_s`` each way as a TensorFlow cluster of each worker
-    count on the shaped link (``repeats`` clusters per count), then fit the replay's efficiencies
-    to its rates. ``work_dir`` (not yet existing) holds the model file and the measurement."""
+    count on the shaped link (``repeats`` clusters per count, each window opening ``settle_s``
+    after the last worker is warm), then fit the replay's efficiencies to its rates. ``work_dir``
+    (not yet existing) holds the model file and the measurement."""
     from tracetool.measure.validate import probe_window_s
 
     say = progress or (lambda text: None)
@@ -66,14 +73,16 @@ def tensorflow_reference_step_fit(bandwidth_bps: float, latency_s: float, queue:
     tensors = split_bytes(download)
     window_s = max(min_window_s, probe_window_s(max(workers), 2 * transfer_s + compute_s))
     say(f"  reference step run by TensorFlow: {len(tensors)} tensors, {download:,} B each way, "
-        f"{compute_s * 1e3:.0f} ms compute, {', '.join(map(str, workers))} worker(s), {window_s:.0f} s windows")
+        f"{compute_s * 1e3:.0f} ms compute, {', '.join(map(str, workers))} worker(s), {window_s:.0f} s windows "
+        f"after {settle_s:g} s of settling")
     work_dir.mkdir(parents=True)
     model_file = work_dir / PROBE_MODEL_FILE
     write_text_atomically(model_file, probe_model_source(f"the {transfer_s:g} s reference", tensors, compute_s,
                                                          writer="tracetool probe"))
     request = MeasureRequest(model=str(model_file), batch_size=1, workers=tuple(workers),
                              out_dir=work_dir / PROBE_MEASURED_DIR, bandwidth_bps=bandwidth_bps,
-                             duration_s=window_s, repeats=repeats, tcp_congestion_control=tcp_congestion_control,
+                             duration_s=window_s, settle_s=settle_s, repeats=repeats,
+                             tcp_congestion_control=tcp_congestion_control,
                              queue=queue)
     measured = load_measured(run_measure(request, progress=lambda text: say(f"    {text}")))
     probe = link_probe_of_measurement(measured, download, upload, compute_s, tcp_congestion_control)
