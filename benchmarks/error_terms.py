@@ -63,14 +63,16 @@ def main() -> None:
     for file in files:
         point = f"{file.parent.parent.parent.name}/{file.parent.parent.name}"
         for workers, error, replay, fit, measured in row_terms(json.loads(file.read_text())):
-            every.append((error, replay, fit, measured))
+            every.append((workers, error, replay, fit, measured))
             print(f"| {point} | {workers} | {error:+.1f}% | {replay:+.1f}% | {fit:+.1f}% | {measured:+.1f}% |")
     if not every:
         print("no row was validated against a probe")
         return
     print()
-    for index, name in enumerate(("error", "replay", "fit", "measured")):
+    for index, name in enumerate(("error", "replay", "fit", "measured"), start=1):
         print(describe(name, [terms[index] for terms in every]))
+    for workers in sorted({terms[0] for terms in every}):
+        print(f"{workers} workers: " + describe("measured", [terms[4] for terms in every if terms[0] == workers]))
     print(f"{len(every)} rows of {len(files)} points")
 
 
