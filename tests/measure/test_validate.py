@@ -188,7 +188,7 @@ def test_real_validation_writes_rows_summary_and_plot(tmp_path: Path):
     out = tmp_path / "v"
     common = ["--model", "mlp", "--model-arg", "width=128", "--batch-size", "8", "--bandwidth", "20mbit"]
     result = subprocess.run(
-        tracetool_argv("validate", *common, "--workers", "1,2", "--duration", "4", "--warmup", "3",
+        tracetool_argv("validate", *common, "--workers", "1,2", "--duration", "4", "--settle", "2", "--warmup", "3",
                        "--probe-duration", "3",
                        "--steps", "2", "--seeds", "2", "--repeats", "2",
                        # no two runs agree this well: every count gets the one more run the cap allows
@@ -303,7 +303,7 @@ def test_real_validation_writes_rows_summary_and_plot(tmp_path: Path):
     tensorflow_probe = subprocess.run(
         tracetool_argv("validate", *common, "--seeds", "2", "--from-profile", str(out / "profile"),
                        "--from-measured", str(out / "measured" / "measured.json"), "--probe-duration", "3",
-                       "--probe-repeats", "1", "--out", str(fourth)),
+                       "--settle", "2", "--probe-repeats", "1", "--out", str(fourth)),
         capture_output=True, text=True, timeout=300, cwd=REPO_ROOT,
     )
     assert tensorflow_probe.returncode == 0, tensorflow_probe.stderr
@@ -409,7 +409,7 @@ def test_a_failure_after_the_measurement_keeps_it_for_a_rerun(tmp_path: Path, mo
     monkeypatch.setattr(validate, "predicted_points", refuse)
     out = tmp_path / "v"
     args = build_parser().parse_args(["validate", "--model", "mlp", "--workers", "1", "--duration", "2",
-                                      "--repeats", "1", "--warmup", "2",
+                                      "--settle", "2", "--repeats", "1", "--warmup", "2",
                                       "--from-profile", str(REPO_ROOT / "traces" / "mlp"), "--out", str(out)])
     request = validate.ValidateRequest(measure=_measure_request(args, out / "measured"), out_dir=out,
                                        from_profile=REPO_ROOT / "traces" / "mlp")
