@@ -6,17 +6,24 @@ from pathlib import Path
 
 import pytest
 
-from tracetool.measure.tensorflow_probe import link_probe_of_measurement, probe_model_source
+from tracetool.measure.probe_schedule import ProbeSchedule
+from tracetool.measure.tensorflow_probe import link_probe_of_measurement, probe_model_source, twin_probe_model_source
 from tracetool.measure.transports import TENSORFLOW_TRANSPORT
 
 TENSOR_BYTES = [4, 1026, 40_000]  # one scalar, one size that is not whole float32s, one larger tensor
 
 
-def _training_graph(tmp_path: Path, compute_s: float = 0.001):
+# stage 0 reads tensor 0, stage 1 tensors 1 and 2; tensor 2's gradient leaves after stage 0
+TWIN = ProbeSchedule(tensor_bytes=tuple(TENSOR_BYTES), gate_stage=(0, 1, 1), release_after=(2, 2, 1),
+                     stage_compute_s=(0.001, 0.002), before_s=0.0005)
+
+
+def _training_graph(tmp_path: Path, compute_s: float = 0.001, twin: bool = False):
     from tracetool.collect.training_graph import build_training_graph
 
     model_file = tmp_path / "probe_model.py"
-    model_file.write_text(probe_model_source("mlp", TENSOR_BYTES, compute_s))
+    model_file.write_text(twin_probe_model_source("mlp", TWIN, compute_s) if twin
+                          else probe_model_source("mlp", TENSOR_BYTES, compute_s))
     return build_training_graph(str(model_file), batch_size=1, optimizer="sgd",
                                 cluster={"ps": ["localhost:2222"], "worker": ["localhost:2223"]}, worker_task=0)
 
@@ -38,13 +45,13 @@ def test_the_probe_model_downloads_each_tensor_once_at_its_size(tmp_path: Path):
     assert isinstance(training.loss, tf.Tensor)
 
 
-def test_every_gradient_waits_for_every_download_and_the_compute(tmp_path: Path):
-    """As backpropagation does: no upload can start before the whole forward step is done."""
-    training = _training_graph(tmp_path)
+def _gradient_waits(training) -> dict[str, tuple[set[str], int]]:
+    """Per variable: the variables whose reads its applied gradient waits for, and how many
+    compute waits (Python functions) it waits for."""
     applies = [op for op in training.graph.get_operations() if op.type == "ResourceApplyGradientDescent"]
-    assert len(applies) == len(TENSOR_BYTES)
+    waits = {}
     for apply in applies:
-        seen, stack, reads, waits = set(), [apply.inputs[2].op], set(), False
+        seen, stack, reads, computes = set(), [apply.inputs[2].op], set(), 0
         while stack:
             op = stack.pop()
             if op.name in seen:
@@ -52,10 +59,31 @@ def test_every_gradient_waits_for_every_download_and_the_compute(tmp_path: Path)
             seen.add(op.name)
             if op.type == "ReadVariableOp":
                 reads.add(op.inputs[0].op.name)
-            waits = waits or op.type == "PyFunc" or op.type == "PyFuncStateless"
+            computes += op.type in ("PyFunc", "PyFuncStateless")
             stack.extend(tensor.op for tensor in op.inputs)
+        waits[apply.inputs[0].op.name] = (reads, computes)
+    return waits
+
+
+def test_every_gradient_waits_for_every_download_and_the_compute(tmp_path: Path):
+    """The reference step, as backpropagation does: no upload can start before the whole forward
+    step is done."""
+    waits = _gradient_waits(_training_graph(tmp_path))
+    assert len(waits) == len(TENSOR_BYTES)
+    for reads, computes in waits.values():
         assert reads == {f"tensor_{index}" for index in range(len(TENSOR_BYTES))}
-        assert waits
+        assert computes == 1
+
+
+def test_the_twin_waits_stage_by_stage(tmp_path: Path):
+    """The model's twin: a gradient waits for its own tensor and for the stages done before it
+    leaves (and through them for their tensors), not for later stages' tensors."""
+    waits = _gradient_waits(_training_graph(tmp_path, twin=True))
+    # the step-start compute, then stages 0 and 1
+    assert waits["tensor_0"] == ({"tensor_0", "tensor_1", "tensor_2"}, 3)
+    assert waits["tensor_1"] == ({"tensor_0", "tensor_1", "tensor_2"}, 3)
+    # after stage 0 only: tensor 1 is read by stage 1, which it does not wait for
+    assert waits["tensor_2"] == ({"tensor_0", "tensor_2"}, 2)
 
 
 def test_the_measurement_becomes_a_link_probe_of_every_run():
@@ -79,3 +107,13 @@ def test_the_model_file_is_plain_python_naming_its_shape(compute_s: float):
     exec(compile(source, "probe_model.py", "exec"), namespace)
     assert namespace["TENSOR_BYTES"] == TENSOR_BYTES and namespace["COMPUTE_S"] == compute_s
     assert callable(namespace["build"]) and "keras:ResNet50" in source
+
+
+def test_the_twin_model_file_names_its_schedule():
+    source = twin_probe_model_source("inception", TWIN, 0.0125)
+    namespace: dict = {}
+    exec(compile(source, "probe_model.py", "exec"), namespace)
+    assert namespace["TENSOR_BYTES"] == TENSOR_BYTES and namespace["COMPUTE_S"] == 0.0125
+    assert (namespace["GATE_STAGE"], namespace["RELEASE_AFTER"]) == ([0, 1, 1], [2, 2, 1])
+    assert namespace["STAGE_COMPUTE_S"] == [0.001, 0.002] and namespace["BEFORE_S"] == 0.0005
+    assert "3.5 ms of compute in 2 stages" in source

@@ -1,12 +1,17 @@
 """The training graph of TensorFlow's link probe: a model's parameter tensors and no model.
 
 Each step the worker reads every parameter tensor from the PS once (a download, as TensorFlow's
-``RecvTensor`` moves it), waits ``compute_s`` (the step's compute that the transfers do not cover),
-and sends a gradient of each tensor's size back (the PS pulls it and applies it, as it applies a
-model's gradients). Every gradient depends on every downloaded tensor and on the wait, as
-backpropagation makes a model's gradients depend on its whole forward pass, so a worker's uploads
-start only when its downloads and compute are done. ``tracetool.measure.tensorflow_probe`` writes
-a model file that calls ``build_probe_loss`` with the tensor sizes of the model being probed.
+``RecvTensor`` moves it), waits for its compute, and sends a gradient of each tensor's size back
+(the PS pulls it and applies it, as it applies a model's gradients). Two shapes of step:
+
+- ``build_twin_probe_loss``, validate's probe of a profiled model: the model's compute in stages
+  (``tracetool.measure.probe_schedule``), each waiting for the tensors the model's compute reads
+  there, and each gradient sent after the stage where the model's backward pass produced it;
+- ``build_probe_loss``, the reference step of ``tracetool probe`` (no model yet): one wait of
+  ``compute_s`` after every download, then every gradient, as backpropagation makes a model's
+  gradients depend on its whole forward pass.
+
+``tracetool.measure.tensorflow_probe`` writes the model file that calls them.
 
 Imports TensorFlow: loaded only by the TensorFlow tasks the probe starts.
 """
@@ -30,18 +35,46 @@ def tensor_elements(tensor_bytes: int) -> int:
     return max(1, -(-int(tensor_bytes) // FLOAT_BYTES))
 
 
-def build_probe_loss(tensor_bytes: Sequence[int], compute_s: float) -> tf.Tensor:
-    """The probe's loss; the collector's training graph adds the optimizer that applies its gradients."""
+def _wait(seconds: float):
+    """A stage of the probe's compute: a sleep, so the probe needs no core for it."""
+    def run(*_: np.ndarray) -> np.float32:
+        if seconds > 0:
+            time.sleep(seconds)
+        return np.float32(1.0)
+    return run
+
+
+def _parameter_reads(tensor_bytes: Sequence[int]) -> list[tf.Tensor]:
     variables = [v1.get_variable(f"tensor_{index}", [tensor_elements(size)], initializer=v1.ones_initializer())
                  for index, size in enumerate(tensor_bytes)]
     # One read per variable and step: each use of a variable would otherwise read (and send) it again.
-    reads = [tf.identity(variable) for variable in variables]
+    return [tf.identity(variable) for variable in variables]
+
+
+def _gradient_term(read: tf.Tensor, factor: tf.Tensor) -> tf.Tensor:
+    """A loss term whose gradient is the size of ``read``'s tensor and waits for ``factor``."""
+    return GRADIENT_SCALE * tf.stop_gradient(factor) * tf.reduce_sum(read * tf.stop_gradient(read))
+
+
+def build_twin_probe_loss(tensor_bytes: Sequence[int], gate_stage: Sequence[int], release_after: Sequence[int],
+                          stage_compute_s: Sequence[float], before_s: float) -> tf.Tensor:
+    """The loss of the model's twin (``tracetool.measure.probe_schedule.ProbeSchedule``): stage
+    ``k`` computes ``stage_compute_s[k]`` once stage ``k - 1`` is done and the tensors with
+    ``gate_stage == k`` have arrived; tensor ``i``'s gradient leaves once ``release_after[i]``
+    stages are done. ``before_s`` of compute runs from the step's start, beside the downloads."""
+    reads = _parameter_reads(tensor_bytes)
+    done = [tf.reshape(tf.numpy_function(_wait(before_s), [], tf.float32, stateful=True), [])]
+    for stage, compute_s in enumerate(stage_compute_s):
+        gated = [read[0] for read, gate in zip(reads, gate_stage, strict=True) if gate == stage]
+        inputs = [done[-1]] + ([tf.add_n(gated)] if gated else [])
+        done.append(tf.reshape(tf.numpy_function(_wait(compute_s), inputs, tf.float32, stateful=True), []))
+    return tf.add_n([_gradient_term(read, done[after]) for read, after in zip(reads, release_after, strict=True)])
+
+
+def build_probe_loss(tensor_bytes: Sequence[int], compute_s: float) -> tf.Tensor:
+    """The probe's loss; the collector's training graph adds the optimizer that applies its gradients."""
+    reads = _parameter_reads(tensor_bytes)
     every_download = tf.add_n([read[0] for read in reads])
-
-    def compute(_: np.ndarray) -> np.float32:
-        time.sleep(compute_s)
-        return np.float32(1.0)
-
-    done = tf.reshape(tf.numpy_function(compute, [every_download], tf.float32, stateful=True), [])
-    factor = tf.stop_gradient(done + 0.0 * every_download)
-    return tf.add_n([GRADIENT_SCALE * factor * tf.reduce_sum(read * tf.stop_gradient(read)) for read in reads])
+    done = tf.reshape(tf.numpy_function(_wait(compute_s), [every_download], tf.float32, stateful=True), [])
+    factor = done + 0.0 * every_download
+    return tf.add_n([_gradient_term(read, factor) for read in reads])

@@ -10,10 +10,12 @@ the model's own tensors has none of those differences. At that point it ran 1.20
 1.11 at three and four workers (TensorFlow 1.22 and 1.08; raw TCP 0.89 and 0.98).
 
 The probe is a model file (``probe_model``) with one variable per tensor the step downloads, at
-its size, and a sleep for the compute the transfers do not cover; ``tracetool measure`` runs it on
-the same shaped link as the measurement, and its rates become a link-probe.json whose workers'
-rates the replay is fitted to (``link_calibration``). It needs the model's compute on no core:
-four probe workers used 0.16 of this machine's two cores.
+its size, and the model's compute as sleeps in the model's schedule (``probe_schedule``: each
+stage waits for the tensors the model's compute reads there, each gradient leaves when the
+model's backward pass produced it); ``tracetool measure`` runs it on the same shaped link as the
+measurement, and its rates become a link-probe.json whose workers' rates the replay is fitted to
+(``link_calibration``). It needs the model's compute on no core: four probe workers used 0.16 of
+this machine's two cores.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from typing import Any
 
 from tracetool.atomic_files import write_text_atomically
 from tracetool.measure.measurement import MeasureRequest, load_measured, run_measure
+from tracetool.measure.probe_schedule import ProbeSchedule, probe_schedule
 from tracetool.measure.transports import TENSORFLOW_TRANSPORT
 
 PROBE_MODEL_FILE = "probe_model.py"
@@ -49,7 +52,29 @@ def probe_model_source(model: str, tensor_bytes: list[int], compute_s: float,
             "    return build_probe_loss(TENSOR_BYTES, COMPUTE_S)\n")
 
 
-def _rows(values: list[int], per_row: int = 10) -> str:
+def twin_probe_model_source(model: str, schedule: ProbeSchedule, compute_s: float,
+                            writer: str = "tracetool validate") -> str:
+    """A model file ``tracetool measure --model`` runs: ``model``'s tensors and its compute's
+    schedule (``probe_schedule``), nothing else. ``compute_s`` (the compute the transfers do not
+    cover) is what the replay of the probe's workload takes for it."""
+    return (f'"""TensorFlow link probe of the step of {model}: {len(schedule.tensor_bytes)} tensors, '
+            f'{sum(schedule.tensor_bytes):,} B each way,\n'
+            f'{schedule.compute_s * 1e3:.1f} ms of compute in {len(schedule.stage_compute_s)} stages as the model '
+            f'computes them. Written by {writer};\n'
+            'run it again with ``tracetool measure --model THIS_FILE ...``."""\n\n'
+            "from tracetool.measure.probe_model import build_twin_probe_loss\n\n"
+            f"TENSOR_BYTES = [\n{_rows(list(schedule.tensor_bytes))}]\n"
+            "# per tensor: the stage of the compute that waits for it, and the stages done before its gradient leaves\n"
+            f"GATE_STAGE = [\n{_rows(list(schedule.gate_stage))}]\n"
+            f"RELEASE_AFTER = [\n{_rows(list(schedule.release_after))}]\n"
+            f"STAGE_COMPUTE_S = [\n{_rows([round(s, 6) for s in schedule.stage_compute_s], per_row=6)}]\n"
+            f"BEFORE_S = {round(schedule.before_s, 6)!r}\n"
+            f"COMPUTE_S = {compute_s!r}\n\n\n"
+            "def build(batch_size: int):\n"
+            "    return build_twin_probe_loss(TENSOR_BYTES, GATE_STAGE, RELEASE_AFTER, STAGE_COMPUTE_S, BEFORE_S)\n")
+
+
+def _rows(values: list[Any], per_row: int = 10) -> str:
     """The list's items, ``per_row`` to an indented line, so the file reads (and lints) as code."""
     return "".join("    " + " ".join(f"{value}," for value in values[start:start + per_row]) + "\n"
                    for start in range(0, len(values), per_row))
@@ -73,7 +98,7 @@ def tensorflow_probe_request(measure: MeasureRequest, graph: Any, compute_s: flo
     prediction of one worker takes its step from the profile), so those runs were time spent for
     nothing, about a minute of each validation."""
     model_file = out_dir / PROBE_MODEL_FILE
-    write_text_atomically(model_file, probe_model_source(measure.model, download_tensor_bytes(graph), compute_s))
+    write_text_atomically(model_file, twin_probe_model_source(measure.model, probe_schedule(graph), compute_s))
     contending = tuple(n for n in measure.workers if n >= 2) or measure.workers
     return MeasureRequest(model=str(model_file), batch_size=1, workers=contending,
                           out_dir=out_dir / PROBE_MEASURED_DIR, bandwidth_bps=measure.bandwidth_bps,
