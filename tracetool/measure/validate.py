@@ -169,8 +169,10 @@ def probe_shape(request: ValidateRequest, graph: Any, latency_s: float) -> Probe
 
 def _say_probe(shape: ProbeShape, tensorflow: bool, say: Any, turns: bool = False) -> None:
     how = "with TensorFlow on the model's tensors" if tensorflow else "without TensorFlow"
+    compute = (f"the model's compute in its stages ({shape.compute_s * 1e3:.0f} ms of it uncovered by transfers)"
+               if tensorflow else f"{shape.compute_s * 1e3:.0f} ms compute per step")
     say(f"probing the shaped link {how}: {shape.download_bytes:,} B down, {shape.upload_bytes:,} B up, "
-        f"{shape.compute_s * 1e3:.0f} ms compute per step" + (", taking turns with the model's runs" if turns else ""))
+        f"{compute}" + (", taking turns with the model's runs" if turns else ""))
 
 
 def probe_contention_efficiency(request: ValidateRequest, graph: Any, latency_s: float,
