@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from replay.synthetic import GraphBuilder
+from tracetool.errors import ToolError
 from tracetool.graph.stepgraph import COMPUTE, DOWNLOAD, STEP_END, STEP_START, UPLOAD, StepGraph
 from tracetool.measure.probe_schedule import MAX_STAGES, probe_schedule
 
@@ -86,5 +87,5 @@ def test_a_step_without_uploads_is_refused():
     start = b.add(STEP_START, "step_start")
     down = b.add(DOWNLOAD, "w", bytes_=100, after=(start,))
     b.add(STEP_END, "step_end", after=(b.add(COMPUTE, "f", 100.0, after=(down,)),))
-    with pytest.raises(ValueError, match="no uploads"):
+    with pytest.raises(ToolError, match="no uploads"):
         probe_schedule(b.build())

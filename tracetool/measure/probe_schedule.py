@@ -27,6 +27,8 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
+from tracetool.errors import ToolError
+
 # Events closer than this share a stage: a sleep of less is below what the probe can time.
 MIN_STAGE_US = 500.0
 # At most this many stages, so that per-stage overheads (a Python call each) stay small.
@@ -62,7 +64,8 @@ def probe_schedule(graph: Any) -> ProbeSchedule:
         consumers[edge.src].append(edge.dst)
     downloads = graph.node_ids_of_kind("download")
     if not downloads:
-        raise ValueError("the step graph has no downloads: the probe needs the model's parameters")
+        raise ToolError("the step graph has no downloads, so the probe has no tensors to move; "
+                        "profile the model with its PS (tracetool profile) and build the graph again")
     first_use = [_first_compute_use(i, consumers, nodes) for i in downloads]
     releases = _release_times(graph, downloads)
     # a tensor no compute reads still holds back the gradients, as before any model's backward pass
@@ -98,7 +101,8 @@ def _release_times(graph: Any, downloads: list[int]) -> list[float]:
     uploads = sorted((graph.nodes[i].start_offset_us, graph.nodes[i].bytes)
                      for i in graph.node_ids_of_kind("upload"))
     if not uploads:
-        raise ValueError("the step graph has no uploads: the probe needs the model's gradients")
+        raise ToolError("the step graph has no uploads, so the probe has no gradients to send; "
+                        "profile the model with its PS (tracetool profile) and build the graph again")
     waiting: dict[int, list[int]] = defaultdict(list)
     for position, node_id in enumerate(downloads):
         waiting[graph.nodes[node_id].bytes].append(position)
