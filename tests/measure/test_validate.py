@@ -26,12 +26,12 @@ from tracetool.measure.validate import (
 )
 
 
-def probe_tensors(profile: Path) -> list[int]:
+def probe_tensors(profile: Path) -> tuple[int, ...]:
     """The download tensors of a profile's step graph, as TensorFlow's probe copies them."""
     from tracetool.graph.builder import build_stepgraph_from_path
-    from tracetool.measure.tensorflow_probe import download_tensor_bytes
+    from tracetool.measure.probe_schedule import probe_schedule
 
-    return download_tensor_bytes(build_stepgraph_from_path(profile))
+    return probe_schedule(build_stepgraph_from_path(profile)).tensor_bytes
 
 
 def tracetool_argv(*args: str) -> list[str]:

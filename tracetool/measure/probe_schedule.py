@@ -11,8 +11,11 @@ each (steps/s per run):
 - gradients leaving at the model's backward-pass times, the compute a sleep after every download:
   4.44 to 4.59 (seven runs), as fast as the one-piece probe, and with busy CPU instead of a sleep
   4.48 to 4.52 (four);
-- the same with the forward pass in layers, each waiting for its own tensors: 3.74 to 4.28
-  (three runs with sleeps, mean 4.02; six with CPU work, mean 3.99): the model's rate.
+- the same with the forward pass in layers, each waiting for its own tensors: 3.71 to 4.34
+  (thirteen runs with sleeps or CPU work, mean 4.01), near the model's rate.
+
+This module's twin of that step ran 4.19 over thirteen runs (docs/network-probe.md, "The probe
+copies the model's schedule").
 
 So the probe copies the step's schedule, not only its bytes: ``probe_schedule`` reads from the
 step graph the stages of the worker's compute, which downloads each stage waits for (the first

@@ -33,11 +33,6 @@ PROBE_MEASURED_DIR = "probe-measured"
 DEFAULT_MIN_WINDOW_S = 20.0  # without --probe-duration; the campaign's TensorFlow measurements took 20 s windows
 
 
-def download_tensor_bytes(graph: Any) -> list[int]:
-    """Bytes of every tensor a step downloads, in the graph's order (a StepGraph)."""
-    return [graph.nodes[i].bytes for i in graph.node_ids_of_kind("download")]
-
-
 def probe_model_source(model: str, tensor_bytes: list[int], compute_s: float,
                        writer: str = "tracetool validate") -> str:
     """A model file ``tracetool measure --model`` runs: ``model``'s tensors and compute wait, nothing else."""
