@@ -2,7 +2,7 @@
 
 Prints figures; not a test. For a validated point (a folder with a ``link-probe.json`` of
 validate, which holds the step's shape), probes the same shaped link again a few times per
-window length (steps of each worker per worker count, as ``validate.PROBE_STEPS_PER_WORKER``)
+window length (steps of each worker per worker count, as ``link_probe.PROBE_STEPS_PER_WORKER``)
 and prints each run's contention efficiency, rates and fitted reverse efficiencies. Takes the
 machine's lock, as every probe does.
 
@@ -24,8 +24,7 @@ from replay.engine.link import payload_efficiency_for_mtu  # noqa: E402
 from tracetool.cluster.topology import parse_queue  # noqa: E402
 from tracetool.errors import ToolError  # noqa: E402
 from tracetool.measure.link_calibration import calibrate_link_to_probe  # noqa: E402
-from tracetool.measure.link_probe import probe_link  # noqa: E402
-from tracetool.measure.validate import DEFAULT_PROBE_WINDOW_S  # noqa: E402
+from tracetool.measure.link_probe import DEFAULT_PROBE_WINDOW_S, probe_link  # noqa: E402
 
 MTU = 1500
 WORKERS = [1, 2, 3, 4]

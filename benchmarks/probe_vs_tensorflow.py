@@ -23,7 +23,7 @@ from pathlib import Path
 
 from tracetool.cluster.topology import parse_queue
 from tracetool.measure import link_probe
-from tracetool.measure.validate import probe_window_s
+from tracetool.measure.link_probe import probe_window_s
 
 BIN_S = 2.0
 

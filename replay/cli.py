@@ -96,6 +96,7 @@ def link_arguments(args: argparse.Namespace) -> dict[str, object]:
         "contention_efficiency": contention,
         "reverse_efficiencies": tuple(reverse),
         "contention_by_workers": by_workers,
+        "request_queue_s": profile.request_queue_s if profile is not None else 0.0,
     }
 
 

@@ -79,6 +79,23 @@ def queue_wait_s(standing_queue_s: float) -> float:
     return min(max(0.0, standing_queue_s), QUEUE_WAIT_CAP_S)
 
 
+# A standing upload queue up to this deep gives the replay no request queue
+# (``LinkConfig.request_queue_s``). Behind the 5 ms buffer at 50mbit (8.3 ms standing, 3.3 ms
+# beyond the latency) the wait tipped inception's and resnet's two workers into the slow regime
+# (-13.0% and -6.2%) where they run fast; at 25mbit (17.5 ms standing) it brought them from +4.0%
+# and +2.5% to -1.7% and -1.6% (docs/network-probe.md, "Requests wait behind the other workers'
+# gradients"). Chosen after seeing those points, so they no longer test it.
+REQUEST_QUEUE_MIN_STANDING_S = 2 * QUEUE_WAIT_CAP_S
+
+
+def request_queue_s(standing_upload_queue_s: float) -> float:
+    """``LinkConfig.request_queue_s`` of a link whose upload direction keeps this standing queue:
+    what the latency does not hold, where it stands deeper than ``REQUEST_QUEUE_MIN_STANDING_S``."""
+    if standing_upload_queue_s <= REQUEST_QUEUE_MIN_STANDING_S:
+        return 0.0
+    return standing_upload_queue_s - queue_wait_s(standing_upload_queue_s)
+
+
 @dataclass(frozen=True)
 class StepFit:
     """The link efficiencies fitted by replaying a reference step probed over the link."""
@@ -118,6 +135,14 @@ class LinkProfile:
     def latency_s(self) -> float:
         queue = (self.download.queue_delay_s + self.upload.queue_delay_s) / 2
         return self.rtt_idle_s / 2 + queue_wait_s(queue)
+
+    @property
+    def request_queue_s(self) -> float:
+        """``LinkConfig.request_queue_s``: the upload direction's standing queue beyond the part
+        the latency holds. Only the upload direction's: a worker's parameter requests travel
+        there, behind other workers' gradients (behind CUBIC's 100 ms buffer the probe measured
+        75-92 ms standing upstream and 2-6 ms downstream)."""
+        return request_queue_s(self.upload.queue_delay_s)
 
     def efficiencies(self, download_s: float, upload_s: float) -> tuple[float, float, float]:
         """(contention, download reverse, upload reverse) efficiencies for a step whose transfers
@@ -175,6 +200,7 @@ class LinkProfile:
                                "contention_by_workers": [list(pair) for pair in fit.contention_by_workers]}
                               for fit in self.step_fits],
                 "derived": {"line_rate_bps": self.line_rate_bps, "latency_s": self.latency_s,
+                            "request_queue_s": self.request_queue_s,
                             **{k: (None if math.isinf(v) else v) for k, v in self.sharing_parameters().items()}}}
 
 

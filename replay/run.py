@@ -36,6 +36,7 @@ class PredictRequest:
     contention_efficiency: float = 1.0
     reverse_efficiencies: tuple[float, float] = (1.0, 1.0)  # (download, upload), from a link profile's step fits
     contention_by_workers: tuple[tuple[int, float], ...] = ()  # (workers, efficiency), from the step fits too
+    request_queue_s: float = 0.0  # a deep upload queue that requests wait behind, from a link profile
     settings: ReplaySettings = field(default_factory=ReplaySettings)
     timelines: bool = True
     timeline_steps: int = TIMELINE_STEPS
@@ -63,7 +64,7 @@ def run_predict(request: PredictRequest) -> PredictOutcome:
     graph = load_stepgraph(request.graph_path)
     link = target_link(graph, request.bandwidth_bps, request.latency_s, request.worker_bandwidth_bps, request.mtu,
                        request.contention_efficiency, request.worker_bandwidths_bps, request.reverse_efficiencies,
-                       request.contention_by_workers)
+                       request.contention_by_workers, request.request_queue_s)
     prediction = predict(graph, workers, link, request.settings)
     timelines = {}
     if request.timelines:

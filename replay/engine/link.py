@@ -32,6 +32,16 @@ ETHERNET_HEADER_BYTES = 14
 ACK_FRAME_BYTES = ETHERNET_HEADER_BYTES + IP_TCP_HEADER_BYTES
 SEGMENTS_PER_ACK = 2
 
+# How fast the gradient bytes another worker queues in the upload direction grow, in seconds of
+# queue per second since its upload began, up to the link's request queue (``LinkConfig``). A
+# worker's next parameter requests leave behind them. Fitted on the deep-buffer CUBIC points at
+# 25 and 50mbit (alexnet, inception; benchmarks/request_queue_fit.py): 0.3 brings inception's two
+# workers from +19.7% to +1.7% with runs spread over both regimes (3.56-4.38 steps/s; measured
+# 3.24-4.60), where the whole backlog at once (no growth limit) locks every seed in the slow
+# regime (-15% at a 40 ms cap). Slow start alone would grow the queue at about 1 s/s; the replay's
+# upload begins with the step's first gradient, before the bulk of the bytes, hence less.
+REQUEST_QUEUE_GROWTH = 0.3
+
 
 def efficiency_for_workers(single: float, by_workers: tuple[tuple[int, float], ...], workers: int) -> float:
     """The contention efficiency of ``workers`` from one fitted per count (fewest workers first):
@@ -98,6 +108,10 @@ class LinkConfig:
     # the largest count up to N, and contention_efficiency below the first. A probe's three workers may
     # lose less than its four, or more (link_calibration fits one per probed count).
     contention_by_workers: tuple[tuple[int, float], ...] = ()
+    # The most a worker's parameter requests wait behind other workers' gradients standing in the
+    # upload direction's queue, beyond ``latency_s``: a deep drop-tail buffer that loss-based TCP
+    # keeps full (the probe's standing upload queue less the latency's share). 0: no such wait.
+    request_queue_s: float = 0.0
 
     def __post_init__(self) -> None:
         check_bandwidth_bps(self.download_bandwidth_bps)
@@ -108,6 +122,8 @@ class LinkConfig:
             check_bandwidth_bps(bandwidth)
         if self.latency_s < 0 or self.per_transfer_overhead_s < 0:
             raise ToolError("link latency and per-transfer overhead must be zero or positive")
+        if not 0.0 <= self.request_queue_s <= 3600.0:
+            raise ToolError(f"request queue must be between 0 and 3600 s, got {self.request_queue_s:g}")
         if not 0.0 < self.payload_efficiency <= 1.0:
             raise ToolError(f"payload efficiency must be in (0, 1], got {self.payload_efficiency}")
         if not 0.0 <= self.reverse_ack_overhead < 0.5:
@@ -207,19 +223,21 @@ def target_link(
     worker_bandwidths_bps: tuple[float, ...] = (),
     reverse_efficiencies: tuple[float, float] = (1.0, 1.0),
     contention_by_workers: tuple[tuple[int, float], ...] = (),
+    request_queue_s: float = 0.0,
 ) -> LinkConfig:
     """The link to predict for: the user's line rate (both directions) and latency, with the
     per-transfer overhead calibrated on the profiled link and the headers of ``mtu``-sized
     frames taken off the line rate. ``None`` bandwidth means the profiled link (payload rates).
     ``reverse_efficiencies`` (download, upload) and ``contention_by_workers`` are a measured
-    network's (a link profile's step fits)."""
+    network's (a link profile's step fits); ``request_queue_s`` its deep upload queue
+    (``LinkConfig``)."""
     base = profiled_link(graph)
     down, up = reverse_efficiencies
     if bandwidth_bps is None:
         return replace(base, latency_s=latency_s, worker_bandwidth_bps=worker_bandwidth_bps,
                        contention_efficiency=contention_efficiency, worker_bandwidths_bps=worker_bandwidths_bps,
                        download_reverse_efficiency=down, upload_reverse_efficiency=up,
-                       contention_by_workers=contention_by_workers)
+                       contention_by_workers=contention_by_workers, request_queue_s=request_queue_s)
     check_bandwidth_bps(bandwidth_bps)
     return LinkConfig(
         download_bandwidth_bps=bandwidth_bps,
@@ -235,4 +253,5 @@ def target_link(
         download_reverse_efficiency=down,
         upload_reverse_efficiency=up,
         contention_by_workers=contention_by_workers,
+        request_queue_s=request_queue_s,
     )

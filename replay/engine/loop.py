@@ -15,6 +15,12 @@ Semantics (one run):
   direction's latency plus the per-transfer overhead. A direction's capacity is its payload
   rate, less the ACKs of the other direction while that one carries data, times the link's
   contention efficiency while two or more workers' connections send on it.
+- Behind a deep upload buffer (``LinkConfig.request_queue_s``) a worker's step reaches the PS
+  behind the gradient bytes other workers have queued in the upload direction: its PS ops (the
+  parameter reads its downloads wait for) start no earlier than that backlog after the step
+  starts. The backlog is what those uploads have left, at most the request queue, and at most
+  ``REQUEST_QUEUE_GROWTH`` times how long each has been sending (a queue fills as its sender's
+  window grows). A lone worker never waits: its own gradients have arrived when its step ends.
 - Time is in seconds. Events are ``(time, seq, code, worker, node)`` tuples on one heap; ``seq``
   breaks ties deterministically. No object is allocated per event beyond that tuple.
 
@@ -49,7 +55,7 @@ from replay.engine.compiled import (
     UPLINK,
     CompiledGraph,
 )
-from replay.engine.link import LinkConfig
+from replay.engine.link import REQUEST_QUEUE_GROWTH, LinkConfig
 from replay.engine.order import OrderPolicy, TraceOrder
 from replay.engine.sharing import FairSharing, SharingModel
 from replay.engine.slowdown import NO_SLOWDOWN, SlowdownSpec, StepMultipliers
@@ -59,6 +65,7 @@ _DONE = 0  # a node of a worker completes (an op finishes or a transfer arrives)
 _LINK = 1  # a link direction may have finished transfers (worker field = direction)
 _PS_READY = 2  # a PS op has waited its gap and queues for its PS device
 _SYNC = 3  # the sync discipline asked to be woken (an aggregated update completes)
+_REQUESTED = 4  # a download's request reaches the PS behind other workers' queued gradients
 
 
 class ReplayTimeOverflow(ValueError):
@@ -261,6 +268,23 @@ def simulate(
         return capacity_shared[d] * reverse[d] if direction_busy[1 - d] else capacity_alone[d]
 
     delay_s = link.latency_s + link.per_transfer_overhead_s
+    # The upload backlog a step's requests wait behind (module docstring): bits admitted to the
+    # upload link and not yet served, and per worker its uploads on the link and since when.
+    request_queue_s = link.request_queue_s
+    upload_admitted_bits = 0.0
+    uploads_on_link = [0] * workers
+    uploading_since = [0.0] * workers
+    ps_not_before = [0.0] * workers
+
+    def request_wait_s(now: float) -> float:
+        left = upload_admitted_bits - links[UPLINK].served_bits(now)
+        if left <= 0.0:
+            return 0.0
+        grown = 0.0
+        for v in range(workers):
+            if uploads_on_link[v]:
+                grown += (now - uploading_since[v]) * REQUEST_QUEUE_GROWTH
+        return min(request_queue_s, left / capacity_alone[UPLINK], grown)
 
     pending = indeg * workers
     hold: list[list[float]] = [mean_hold] * workers
@@ -302,6 +326,8 @@ def simulate(
             vb = v * n
             pending[vb : vb + n] = indeg
             step_start[v] = t
+            if request_queue_s > 0.0:
+                ps_not_before[v] = t + request_wait_s(t)
             hold[v] = worker_hold(v)
             params_out[v] = n_downloads
             run.on_step_start(v, t)
@@ -461,6 +487,41 @@ def simulate(
                 return []
         return victims
 
+    def start_transfer(t: float, w: int, s: int) -> None:
+        """Transfer ``s`` of worker ``w`` joins its direction of the link at ``t``."""
+        nonlocal seq, upload_admitted_bits
+        base = w * n
+        started[base + s] = t
+        b = bits[s]
+        if b <= 0.0:
+            if recording:
+                links[lane[s]].admitted_at[(w, s)] = t
+            push(heap, (t + delay_s, seq, _DONE, w, s))
+            seq += 1
+            return
+        d = lane[s]
+        lk = links[d]
+        in_link[base + s] = True
+        if d == UPLINK and request_queue_s > 0.0:
+            upload_admitted_bits += b
+            if not uploads_on_link[w]:
+                uploading_since[w] = t
+            uploads_on_link[w] += 1
+        nt = lk.add(t, order_key(step_start[w], s), w, s, b)
+        # Only an earlier finish needs a new event; if the arrival delayed the next
+        # finish, the event already queued fires early, finds nothing and re-arms.
+        if nt < link_sched[d]:
+            link_sched[d] = nt
+            push(heap, (nt, seq, _LINK, d, seq))
+            link_version[d] = seq
+            seq += 1
+        if ack_coupled and not direction_busy[d]:
+            direction_busy[d] = True
+            seq = _recapacity(links, 1 - d, t, capacity_of(1 - d), link_sched, link_version, heap, seq)
+        if loss_coupled and not contended[d] and lk.connections() > 1:
+            contended[d] = True
+            seq = _recapacity(links, d, t, capacity_of(d), link_sched, link_version, heap, seq)
+
     if t0 == 0.0:
         snap0 = snapshot(0.0)
 
@@ -530,6 +591,8 @@ def simulate(
                         seq += 1
                 elif ks == KIND_PS:
                     g = ps_gap_s[s]
+                    if ps_not_before[w] > t + g:
+                        g = ps_not_before[w] - t
                     if g > 0.0:
                         push(heap, (t + g, seq, _PS_READY, w, s))
                         seq += 1
@@ -543,31 +606,12 @@ def simulate(
                             push(heap, (t + hw[s], seq, _DONE, w, s))
                             seq += 1
                 elif ks == KIND_DOWNLOAD or ks == KIND_UPLOAD:
-                    started[base + s] = t
-                    b = bits[s]
-                    if b <= 0.0:
-                        if recording:
-                            links[lane[s]].admitted_at[(w, s)] = t
-                        push(heap, (t + delay_s, seq, _DONE, w, s))
+                    if ks == KIND_DOWNLOAD and ps_not_before[w] > t:
+                        # the step's requests are still queued behind other workers' gradients
+                        push(heap, (ps_not_before[w], seq, _REQUESTED, w, s))
                         seq += 1
-                        continue
-                    d = lane[s]
-                    lk = links[d]
-                    in_link[base + s] = True
-                    nt = lk.add(t, order_key(step_start[w], s), w, s, b)
-                    # Only an earlier finish needs a new event; if the arrival delayed the next
-                    # finish, the event already queued fires early, finds nothing and re-arms.
-                    if nt < link_sched[d]:
-                        link_sched[d] = nt
-                        push(heap, (nt, seq, _LINK, d, seq))
-                        link_version[d] = seq
-                        seq += 1
-                    if ack_coupled and not direction_busy[d]:
-                        direction_busy[d] = True
-                        seq = _recapacity(links, 1 - d, t, capacity_of(1 - d), link_sched, link_version, heap, seq)
-                    if loss_coupled and not contended[d] and lk.connections() > 1:
-                        contended[d] = True
-                        seq = _recapacity(links, d, t, capacity_of(d), link_sched, link_version, heap, seq)
+                    else:
+                        start_transfer(t, w, s)
                 elif ks == KIND_END:
                     # The worker's step is over: its gradients reach the PS; start the next one.
                     ops += 1
@@ -613,6 +657,8 @@ def simulate(
                 continue  # superseded by a later reschedule of this direction
             lk = links[w]
             for w2, j in lk.pop_finished(t):
+                if w == UPLINK and request_queue_s > 0.0:
+                    uploads_on_link[w2] -= 1
                 push(heap, (t + delay_s, seq, _DONE, w2, j))
                 seq += 1
             if loss_coupled and contended[w] and lk.connections() < 2:
@@ -642,6 +688,10 @@ def simulate(
                     waiting_for_peers[v] = True
                     waiting.append(v)
                 start_steps(t, release_waiting(t))
+        elif code == _REQUESTED:
+            if sq < abort_seq[w]:
+                continue  # a download of an interrupted step, still waiting for its request
+            start_transfer(t, w, i)
         else:  # _PS_READY
             if sq < abort_seq[w]:
                 continue  # a PS op of an interrupted step, still in its gap

@@ -16,9 +16,9 @@ from tracetool.measure.link_probe import (
     fit_contention_efficiency,
     fit_link_efficiencies,
     probe_point,
+    probe_window_s,
     summarize_spans,
 )
-from tracetool.measure.validate import probe_window_s
 
 
 def test_spans_of_two_workers_in_turns_keep_each_direction_busy_with_one_transfer():

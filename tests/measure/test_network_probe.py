@@ -87,6 +87,11 @@ def test_the_profile_gives_the_replay_its_link_and_sharing_law():
     # a deep buffer's standing queue (78 ms) delays a transfer by no more than the cap
     assert _profile(queue_delay_s=0.078).latency_s == pytest.approx(0.0001 + 0.005)
     assert _profile(queue_delay_s=0.002).latency_s == pytest.approx(0.0001 + 0.002)
+    # the rest of a deep upload queue is what a worker's requests wait behind other workers' gradients
+    assert _profile(queue_delay_s=0.078).request_queue_s == pytest.approx(0.073)
+    assert _profile(queue_delay_s=0.002).request_queue_s == 0.0
+    assert _profile(queue_delay_s=0.0083).request_queue_s == 0.0  # within twice the latency's share: none
+    assert profile.request_queue_s == 0.0
     overtake, overtake_time_s = profile.overtake()
     assert overtake == pytest.approx(0.4)
     assert min(overtake, overtake_time_s / 0.5) == pytest.approx(0.1)  # the law passes through the long chance
@@ -216,6 +221,7 @@ def test_replay_predict_takes_link_rate_latency_and_sharing_from_the_profile(tmp
     assert link["download_bandwidth_bps"] == pytest.approx(100e6)
     assert link["latency_s"] == pytest.approx(0.0001 + QUEUE_WAIT_CAP_S)  # a deep queue adds at most the cap
     assert link["contention_efficiency"] == pytest.approx(0.95)
+    assert link["request_queue_s"] == pytest.approx(0.1 - QUEUE_WAIT_CAP_S)  # the rest: requests wait behind it
     assert settings["seniority"] == 2.0 and settings["overtake"] == 0.4
     assert settings["overtake_time_s"] == pytest.approx(0.05)
     assert settings["sharing_source"] == "link profile"

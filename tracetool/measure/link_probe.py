@@ -320,6 +320,18 @@ def fit_link_efficiencies(points: list[ProbePoint], payload_bps: float) -> LinkE
     return LinkEfficiencies(e1, efficiency, r_down, r_up)
 
 
+# The probe's window when none is given: at least this long, and long enough for each worker to
+# finish PROBE_STEPS_PER_WORKER steps when all of them share the link (a probe point needs two).
+DEFAULT_PROBE_WINDOW_S = 10.0
+PROBE_STEPS_PER_WORKER = 3
+
+
+def probe_window_s(workers: int, alone_step_s: float) -> float:
+    """Seconds of each worker count's probe window: N workers on one link take about N times a
+    step alone (mobilenet_v2's 9 MB steps at 50mbit: 3.1 s alone, 37 s for 4 workers)."""
+    return min(3600.0, max(DEFAULT_PROBE_WINDOW_S, PROBE_STEPS_PER_WORKER * workers * alone_step_s))
+
+
 def check_probe_repeats(repeats: int, option: str = "--probe-repeats") -> None:
     """Refuse a number of probe runs per worker count outside [1, MAX_PROBE_REPEATS]."""
     if not 1 <= repeats <= MAX_PROBE_REPEATS:

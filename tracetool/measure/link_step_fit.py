@@ -100,7 +100,7 @@ def fit_reference_step(bandwidth_bps: float, latency_s: float, queue_s: float | 
     efficiencies to every run (the fit takes each worker count's mean rate); ``latency_s`` is
     the profile's, ``queue_s`` the link's buffer (None where unknown), which decides whether the
     rates set the contention efficiency (``rates_set_contention``)."""
-    from tracetool.measure.validate import probe_window_s
+    from tracetool.measure.link_probe import probe_window_s
 
     say = progress or (lambda text: None)
     download, upload, compute_s = reference_step(bandwidth_bps, transfer_s)

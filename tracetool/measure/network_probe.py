@@ -294,6 +294,41 @@ def _measure(cluster: Any, guess_bytes_per_s: float, trials: int, say: Callable[
     return directions["down"], directions["up"], statistics.median(idle)
 
 
+class _ProbeServer:
+    """The probe agent serving on the PS of a shaped topology, for as long as the block runs."""
+
+    def __init__(self, topology: ShapedTopology) -> None:
+        self.topology = topology
+        self.server: subprocess.Popen[bytes] | None = None
+
+    def __enter__(self) -> _ProbeServer:
+        self.server = subprocess.Popen(self.topology.command_in("ps", 0, python_module_argv(AGENT, "serve", str(PORT))),
+                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=child_environment())
+        time.sleep(0.3)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.server is not None:
+            self.server.kill()
+            self.server.wait()
+
+
+def probe_upload_queue_s(bandwidth_bps: float, queue: QueueSize, tcp_congestion_control: str,
+                         progress: Callable[[str], None] | None = None) -> float:
+    """The standing queue of the emulated link's upload direction alone (the profile's
+    ``upload.queue_delay_s``): one worker's round trips while another uploads, less the idle
+    ones, some 15 s. What validate needs of the network besides the model's own probe."""
+    say = progress or (lambda text: None)
+    guess = bandwidth_bps * payload_efficiency_for_mtu(MTU) / 8
+    with ShapedTopology(2, bandwidth_bps, tcp_congestion_control, queue) as topology, _ProbeServer(topology):
+        say(f"probing the standing queue of {format_bandwidth(bandwidth_bps)}, {queue.describe()} queue, "
+            f"TCP {tcp_congestion_control}")
+        cluster = _ProbeCluster(topology, 120.0)
+        down_rate, up_rate, idle = _bulk_rates(cluster, guess, say)
+        _, loaded_up = _loaded_round_trips(cluster, down_rate, up_rate, say)
+    return queue_delay_s(loaded_up, idle)
+
+
 def join_trials(trials: int | None, step_fit: bool) -> int:
     """How many join trials to run per direction and transfer length. By default none where the
     reference steps are probed: the replay then takes its efficiencies from the step fits and
@@ -328,18 +363,11 @@ def probe_network(bandwidth_bps: float, queue: QueueSize = DEFAULT_QUEUE,
     say = progress or (lambda text: None)
     guess = bandwidth_bps * payload_efficiency_for_mtu(MTU) / 8
     timeout_s = 120.0 + 4 * trials * (2.5 * LONG_TRANSFER_S + 0.4)
-    with ShapedTopology(2, bandwidth_bps, tcp_congestion_control, queue) as topology:
-        server = subprocess.Popen(topology.command_in("ps", 0, python_module_argv(AGENT, "serve", str(PORT))),
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=child_environment())
-        try:
-            time.sleep(0.3)
-            say(f"probing {format_bandwidth(bandwidth_bps)} both ways, {queue.describe()} queue, "
-                f"TCP {tcp_congestion_control}: bulk rates")
-            down, up, rtt = _measure(_ProbeCluster(topology, timeout_s), guess, trials, say)
-            shaping = topology.shaping_facts()
-        finally:
-            server.kill()
-            server.wait()
+    with ShapedTopology(2, bandwidth_bps, tcp_congestion_control, queue) as topology, _ProbeServer(topology):
+        say(f"probing {format_bandwidth(bandwidth_bps)} both ways, {queue.describe()} queue, "
+            f"TCP {tcp_congestion_control}: bulk rates")
+        down, up, rtt = _measure(_ProbeCluster(topology, timeout_s), guess, trials, say)
+        shaping = topology.shaping_facts()
     environment = {"kind": "emulated", "bandwidth_bps": bandwidth_bps, "queue": queue.as_dict(),
                    "tcp_congestion_control": tcp_congestion_control, "shaping": shaping, "created_at": _created_at()}
     profile = LinkProfile(down, up, rtt, environment)

@@ -66,7 +66,7 @@ def tensorflow_reference_step_fit(bandwidth_bps: float, latency_s: float, queue:
     count on the shaped link (``repeats`` clusters per count, each window opening ``settle_s``
     after the last worker is warm), then fit the replay's efficiencies to its rates. ``work_dir``
     (not yet existing) holds the model file and the measurement."""
-    from tracetool.measure.validate import probe_window_s
+    from tracetool.measure.link_probe import probe_window_s
 
     say = progress or (lambda text: None)
     download, upload, compute_s = reference_step(bandwidth_bps, transfer_s)

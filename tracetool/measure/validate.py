@@ -28,7 +28,7 @@ from tracetool.cluster.topology import format_bandwidth
 from tracetool.collect.model_loader import model_label
 from tracetool.errors import ToolError
 from tracetool.measure.compared import WORKER_STEPS, Compared, compared_for, synchronous_details
-from tracetool.measure.link_probe import DEFAULT_TRANSPORT, check_probe_repeats
+from tracetool.measure.link_probe import DEFAULT_TRANSPORT, check_probe_repeats, probe_window_s
 from tracetool.measure.measurement import MeasureRequest, load_measured, run_measure
 from tracetool.measure.repeats import (
     pooled_relative_spread,
@@ -247,18 +247,6 @@ def measure_with_probe(request: ValidateRequest, graph: Any, say: Any) -> tuple[
     return load_measured(measured_path), probe
 
 
-# The probe's window when none is given: at least this long, and long enough for each worker to
-# finish PROBE_STEPS_PER_WORKER steps when all of them share the link (a probe point needs two).
-DEFAULT_PROBE_WINDOW_S = 10.0
-PROBE_STEPS_PER_WORKER = 3
-
-
-def probe_window_s(workers: int, alone_step_s: float) -> float:
-    """Seconds of each worker count's probe window: N workers on one link take about N times a
-    step alone (mobilenet_v2's 9 MB steps at 50mbit: 3.1 s alone, 37 s for 4 workers)."""
-    return min(3600.0, max(DEFAULT_PROBE_WINDOW_S, PROBE_STEPS_PER_WORKER * workers * alone_step_s))
-
-
 def replayed_link_fit(probe: dict[str, Any], latency_s: float, queue_s: float | None, say: Any) -> dict[str, Any]:
     """The contention and reverse efficiencies that make the replay of the probe's own workload
     meet the probe's rates (``tracetool.measure.link_calibration``), as JSON; behind a shaped
@@ -319,6 +307,7 @@ def predicted_points(graph: Any, profile_dir: Path, workers: list[int], bandwidt
                      discipline: dict[str, Any] | None = None,
                      reverse_efficiencies: tuple[float, float] = (1.0, 1.0),
                      contention_by_workers: tuple[tuple[int, float], ...] = (),
+                     request_queue_s: float = 0.0,
                      ) -> tuple[dict[str, Any], dict[str, Any], list[dict[str, Any]] | None]:
     """Replay the profile's step graph for each worker count, once with the default sharing and
     once with fair sharing, and, where the default sharing has them, in its two regimes
@@ -326,14 +315,15 @@ def predicted_points(graph: Any, profile_dir: Path, workers: list[int], bandwidt
     (the regimes None where there are none).
 
     ``discipline`` holds the replay settings of what was measured besides the link: ``sync``,
-    ``replicas_to_aggregate`` and the slowed workers' ``worker_speeds``."""
+    ``replicas_to_aggregate`` and the slowed workers' ``worker_speeds``. ``request_queue_s`` is
+    the shaped link's deep upload queue (``measured_request_queue_s``)."""
     from replay import ReplaySettings, predict
     from replay.regimes import predict_regimes
     from tracetool.graph.stepgraph import save_stepgraph
 
     save_stepgraph(graph, out_dir / "graph.json")
     link = replace(measured_link(graph, bandwidth_bps, latency_s, contention_efficiency, reverse_efficiencies),
-                   contention_by_workers=contention_by_workers)
+                   contention_by_workers=contention_by_workers, request_queue_s=request_queue_s)
     settings = ReplaySettings(seeds=seeds, jobs=jobs, **({"order": order} if order else {}), **(discipline or {}))
     try:
         prediction = predict(graph, workers, link, settings).to_json_dict()
@@ -393,6 +383,30 @@ def standing_queue_delay_s(measured: dict[str, Any]) -> float:
 
     queue_s = shaped_queue_s(measured)
     return 0.0 if queue_s is None else queue_wait_s(queue_s)
+
+
+def measured_request_queue_s(m: MeasureRequest, say: Any) -> float:
+    """``replay.engine.link.LinkConfig.request_queue_s`` of the shaped link, measured: the
+    network probe's round trips while another worker uploads (``probe_upload_queue_s``, some
+    15 s), less the part the latency holds (as ``LinkProfile.request_queue_s``). Behind a deep buffer
+    with CUBIC a worker's next requests wait there behind the other workers' gradients (76-92 ms
+    of 100), which the fluid link does not hold; with BBR, or the 5 ms queue at 50mbit and more,
+    the queue stands within the latency and nothing changes; a buffer too short to stand
+    deeper than ``REQUEST_QUEUE_MIN_STANDING_S`` is not probed. An unshaped run has none."""
+    if not m.bandwidth_bps:
+        return 0.0
+    from replay.link_profile import REQUEST_QUEUE_MIN_STANDING_S, request_queue_s
+    from tracetool.measure.network_probe import probe_upload_queue_s
+
+    if 8 * m.queue.limit_bytes(m.bandwidth_bps) / m.bandwidth_bps <= REQUEST_QUEUE_MIN_STANDING_S:
+        return 0.0  # no queue of this buffer stands deep enough to count
+
+    standing_s = probe_upload_queue_s(m.bandwidth_bps, m.queue, m.tcp_congestion_control,
+                                      progress=lambda text: say(f"  {text.strip()}"))
+    waits_s = request_queue_s(standing_s)
+    say(f"  standing upload queue {standing_s * 1e3:.1f} ms: requests wait up to {waits_s * 1e3:.1f} ms "
+        "behind other workers' gradients")
+    return waits_s
 
 
 def planned_queue_delay_s(m: MeasureRequest) -> float:
@@ -839,6 +853,7 @@ def _validate_into(request: ValidateRequest, measured_file: dict[str, Any] | Non
     latency_s = (m.latency_s or 0.0) + queue_delay_s
     if request.probe_link and probe is None:
         probe = probe_contention_efficiency(request, graph, latency_s, say)
+    request_queue_s = measured_request_queue_s(m, say)
     reverse = (1.0, 1.0)
     by_workers: tuple[tuple[int, float], ...] = ()
     link_fit = None
@@ -852,7 +867,8 @@ def _validate_into(request: ValidateRequest, measured_file: dict[str, Any] | Non
     discipline = measured_discipline(measured)
     prediction, bound, regimes = predicted_points(graph, profile_dir, list(m.workers), m.bandwidth_bps, latency_s,
                                                   request.order, request.seeds, request.jobs, out_dir,
-                                                  request.contention_efficiency, discipline, reverse, by_workers)
+                                                  request.contention_efficiency, discipline, reverse, by_workers,
+                                                  request_queue_s)
     compared = compared_for(m.sync)
     rows = compare(prediction["points"], measured["points"], bound["points"], compared, regimes,
                    # the fit aims at the probe runs' mean: their spread is the prediction's share
@@ -870,6 +886,7 @@ def _validate_into(request: ValidateRequest, measured_file: dict[str, Any] | Non
         "bandwidth_bps": m.bandwidth_bps,
         "latency_s": m.latency_s,
         "queue_delay_s": queue_delay_s,
+        "request_queue_s": request_queue_s,
         "sync": m.sync,
         "replicas_to_aggregate": m.replicas_to_aggregate,
         "slow_workers": measured.get("slow_workers") or [],

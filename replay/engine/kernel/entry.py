@@ -118,7 +118,7 @@ def simulate_fast(
     same arguments and the same ``RunResult``. Raises ``ValueError`` for a configuration the
     kernel does not hold and ``KernelUnavailable`` when numba cannot run it."""
     check_run_arguments(workers, measured_steps, warmup_steps, seed)
-    missing = unsupported_setting(sharing=sharing, order=order, discipline=discipline)
+    missing = unsupported_setting(sharing=sharing, order=order, discipline=discipline, link=link)
     if missing is not None:
         raise ValueError(f"{missing} is not in the compiled kernel yet")
     module = _kernel_module()

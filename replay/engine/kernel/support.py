@@ -11,7 +11,8 @@ equal or unequal speeds (``--worker-speeds``, ``--slowdown``) and interfaces
 (``--worker-bandwidths``, in one direction or both), with or without timeline recording. What
 it refuses is a policy object that is not one of these: a subclass of a built-in policy or a
 policy written in Python, which the kernel cannot call per event without losing its speed, so
-those replays stay with the reference engine. Policies are compared by exact type: a subclass is
+those replays stay with the reference engine, as do links with a request queue (a deep upload
+buffer that parameter requests wait behind). Policies are compared by exact type: a subclass is
 another policy, which the kernel does not know. This module only inspects settings; it imports
 no numba.
 """
@@ -89,10 +90,15 @@ def unsupported_setting(
     sharing: SharingModel | None = None,
     order: OrderPolicy | None = None,
     discipline: SyncDiscipline | None = None,
+    link: LinkConfig | None = None,
 ) -> str | None:
     """The first setting of this replay that the kernel does not hold, in the command line's
-    words, or None when the kernel replays it exactly as the reference engine does: only a
-    discipline, sharing model or order that is not a built-in one is refused."""
+    words, or None when the kernel replays it exactly as the reference engine does: a
+    discipline, sharing model or order that is not a built-in one, and a link whose parameter
+    requests wait behind a deep upload queue (``LinkConfig.request_queue_s``), which only the
+    reference engine models so far."""
+    if link is not None and link.request_queue_s > 0.0:
+        return "a deep upload queue (the link's request queue)"
     if discipline is not None and type(discipline) not in _DISCIPLINE_CODES:
         return f"--sync {discipline.name}"
     if sharing is not None and type(sharing) not in (FairSharing, FifoSharing, SenioritySharing,
