@@ -299,7 +299,8 @@ def _replay_with(engine: Any, s: dict[str, Any], workers: int, seed: int) -> Run
 
 def _kernel_gap(s: dict[str, Any]) -> str | None:
     """The setting that keeps this replay off the compiled kernel, or None."""
-    return unsupported_setting(sharing=s["sharing"], order=s["order"], discipline=s["discipline"], link=s["link"])
+    return unsupported_setting(sharing=s["sharing"], order=s["order"], discipline=s["discipline"], link=s["link"],
+                               compiled=s["compiled"])
 
 
 _NOTICES: set[str] = set()

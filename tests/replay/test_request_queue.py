@@ -57,13 +57,14 @@ def test_the_wait_grows_with_how_long_the_other_upload_has_been_sending():
     assert 0.0 < max(delays) <= REQUEST_QUEUE_GROWTH * 0.16 + 1e-9
 
 
-def test_the_kernel_leaves_a_request_queue_to_the_reference_engine():
-    assert unsupported_setting(link=DEEP) is not None
-    assert unsupported_setting(link=LINK) is None
+def test_a_chain_whose_download_follows_no_ps_op_replays_on_the_reference_engine():
+    compiled = compile_graph(GRAPH)
+    assert unsupported_setting(link=DEEP, compiled=compiled) is not None
+    assert unsupported_setting(link=LINK, compiled=compiled) is None
     auto = predict(GRAPH, [1, 2], DEEP, ReplaySettings(seeds=1, measured_steps=10))
     python = predict(GRAPH, [1, 2], DEEP, ReplaySettings(seeds=1, measured_steps=10, engine="python"))
     assert [p.steps_per_second for p in auto.points] == [p.steps_per_second for p in python.points]
-    with pytest.raises(ToolError, match="--engine compiled: a deep upload queue"):
+    with pytest.raises(ToolError, match="--engine compiled: a request queue on a graph with a download no PS op"):
         predict(GRAPH, [2], DEEP, ReplaySettings(seeds=1, measured_steps=10, engine="compiled"))
 
 

@@ -41,7 +41,7 @@ from replay.engine.kernel.support import (
     unsupported_setting,
 )
 from replay.engine.kernel.timeline_rows import C_RECORD_STEPS, timeline_record
-from replay.engine.link import LinkConfig
+from replay.engine.link import REQUEST_QUEUE_GROWTH, LinkConfig
 from replay.engine.loop import (
     DurationModel,
     ReplayTimeOverflow,
@@ -118,7 +118,7 @@ def simulate_fast(
     same arguments and the same ``RunResult``. Raises ``ValueError`` for a configuration the
     kernel does not hold and ``KernelUnavailable`` when numba cannot run it."""
     check_run_arguments(workers, measured_steps, warmup_steps, seed)
-    missing = unsupported_setting(sharing=sharing, order=order, discipline=discipline, link=link)
+    missing = unsupported_setting(sharing=sharing, order=order, discipline=discipline, link=link, compiled=compiled)
     if missing is not None:
         raise ValueError(f"{missing} is not in the compiled kernel yet")
     module = _kernel_module()
@@ -310,6 +310,8 @@ def _replay(module: ModuleType, graph: Any, workers: int, warmup_steps: int, mea
             record_steps, graph.mean_hold_s, np.ones((1, 1)) if factors is None else factors, factors is not None,
             np.zeros(1) if rank_draws is None else rank_draws, rank_draws is not None, max_streams,
             state, may_abort, cutoff_rng, heap_slack, link_slack,
+            # the request queue's [queue, upload bits admitted, upload capacity alone, growth], fresh per call
+            np.array([link.request_queue_s, 0.0, link.upload_payload_bps(), REQUEST_QUEUE_GROWTH]),
         )
     except Exception as exc:
         if _is_numba_error(exc):

@@ -73,7 +73,17 @@ from replay.engine.kernel.links import (
 )
 from replay.engine.kernel.processor_link import processor_new
 from replay.engine.kernel.seniority_link import seniority_new, seniority_words_short
-from replay.engine.kernel.steps import W_COUNTED, W_HAVE_T0, W_T0, W_T1, end_step, resume, snapshot
+from replay.engine.kernel.steps import (
+    RQ_ADMITTED,
+    RQ_QUEUE,
+    W_COUNTED,
+    W_HAVE_T0,
+    W_T0,
+    W_T1,
+    end_step,
+    resume,
+    snapshot,
+)
 from replay.engine.kernel.support import (
     SHARING_FAIR,
     SHARING_FIFO,
@@ -185,6 +195,7 @@ def replay(
     released: np.ndarray, rank_weight: np.ndarray, record_steps: int, mean_hold: np.ndarray, factors: np.ndarray,
     scaled: bool, rank_draws: np.ndarray, draws_ranks: bool, max_streams: np.ndarray,
     ds: tuple, may_abort: bool, cutoff_rng: np.random.Generator, heap_slack: int, link_slack: int,
+    rq_f: np.ndarray,
 ) -> tuple:
     """One run; ``hold`` is (workers, n) with each worker's first step drawn (sampled) or (1, n)
     of mean hold times; ``rng`` draws every later step's durations when ``sampled``.
@@ -202,7 +213,9 @@ def replay(
     rank. ``max_streams[d]`` caps the transfers in flight on ``d`` (0: no cap; ``waiting``). ``ds`` is
     the discipline's state (``discipline.discipline_new``), ``may_abort`` whether it interrupts
     steps, ``cutoff_rng`` the dynamic cutoff's generator; ``heap_slack`` and ``link_slack`` are
-    how many times the room of uninterrupted steps the heap and each worker's transfers get."""
+    how many times the room of uninterrupted steps the heap and each worker's transfers get.
+    ``rq_f`` is the request queue's [queue, 0, upload capacity alone, growth] (``steps``; a queue
+    of 0: none), whose admitted bits the run counts in place."""
     n = kind.shape[0]
     nb = node_bits(n)
     node_mask = (1 << nb) - 1
@@ -309,6 +322,12 @@ def replay(
         hn = event_push(ht, hs, hp, hn, wake_at, seq, pack_event(EV_SYNC, 0, 0, nb))
         seq += 1
 
+    # the request queue (steps.request_wait_s): a step's PS ops wait behind other workers' uploads
+    requests_wait = rq_f[RQ_QUEUE] > 0.0
+    uploads_on_link = np.zeros(workers, dtype=np.int64)
+    uploading_since = np.zeros(workers)
+    ps_not_before = np.zeros(workers)
+    rq = (rq_f, uploads_on_link, uploading_since, ps_not_before)
     gate = gate_new(workers)
     starts = np.empty(workers, dtype=np.int64)
     redraw = np.empty(workers, dtype=np.int64)  # workers whose next step's durations are drawn after the event
@@ -440,6 +459,8 @@ def replay(
                         seq += 1
                 elif ks == KIND_PS:
                     g = ps_gap_s[s]
+                    if ps_not_before[w] > t + g:
+                        g = ps_not_before[w] - t
                     if g > 0.0:
                         hn = event_push(ht, hs, hp, hn, t + g, seq, pack_event(EV_PS_READY, w, s, nb))
                         seq += 1
@@ -476,6 +497,11 @@ def replay(
                         continue
                     if may_abort:
                         in_link[base + s] = True
+                    if requests_wait and d == 1:
+                        rq_f[RQ_ADMITTED] += b
+                        if uploads_on_link[w] == 0:
+                            uploading_since[w] = t
+                        uploads_on_link[w] += 1
                     rank = order_rank[s]
                     if draws_ranks:  # the reference's random order draws as the transfer joins
                         rank = rank_draws[next_rank] if next_rank < rank_draws.shape[0] else 0.0
@@ -542,7 +568,7 @@ def replay(
                     hn, seq, n_redraw, closed = resume(
                         w, t, hn, seq, n_redraw, ds, gate, starts, redraw, per_worker, win, warmup_steps, target, acc,
                         links, ps_busy_s, books0, accounts0, work, heap, pending, indegree, step_start, n_downloads,
-                        start_node, n_lanes, nb)
+                        start_node, n_lanes, nb, rq)
                     if closed:
                         status = STATUS_WINDOW_CLOSED
                         break
@@ -579,6 +605,8 @@ def replay(
             elif recording and max_streams[d] > 0:
                 waiting_admitted(tl, wq, d, t, n)
             for q in range(n_done):
+                if requests_wait and d == 1:
+                    uploads_on_link[done_worker[q]] -= 1
                 a_count = _arrive(at, as_, ap, a_head, a_count, t + delay_s, seq,
                                   pack_event(EV_DONE, done_worker[q], done_node[q], nb))
                 seq += 1
@@ -616,7 +644,7 @@ def replay(
             hn, seq, n_redraw, closed = resume(
                 -1, t, hn, seq, n_redraw, ds, gate, starts, redraw, per_worker, win, warmup_steps, target, acc, links,
                 ps_busy_s, books0, accounts0, work, heap, pending, indegree, step_start, n_downloads, start_node,
-                n_lanes, nb)
+                n_lanes, nb, rq)
             if closed:
                 status = STATUS_WINDOW_CLOSED
                 break

@@ -14,7 +14,10 @@ tuples:
 - ``links``: each direction's sharing code and the models' states, as ``links`` takes them;
 - ``work``: what an interruption abandons (abort_seq, lane_busy, lane_queued, the PS queues'
   ring, heads, counts, offsets and capacities, in_link, zombies, the transfer nodes);
-- ``heap``: the event heap's times, seqs and payloads.
+- ``heap``: the event heap's times, seqs and payloads;
+- ``rq``: the request queue (``LinkConfig.request_queue_s``): floats [request queue, upload bits
+  admitted, upload capacity alone, growth], each worker's uploads on the link, since when it has
+  been uploading, and the time before which its step's PS ops do not start.
 """
 
 from __future__ import annotations
@@ -37,6 +40,11 @@ from replay.engine.kernel.jit import per_event
 from replay.engine.kernel.links import link_served_bits
 from replay.engine.kernel.timeline import record_step
 from replay.engine.kernel.timeline_rows import OUTCOME_ABORTED
+
+RQ_QUEUE = 0
+RQ_ADMITTED = 1
+RQ_CAPACITY = 2
+RQ_GROWTH = 3
 
 W_WARM = 0
 W_HAVE_T0 = 1
@@ -147,11 +155,26 @@ def interrupt(v: int, t: float, seq: int, acc: tuple, work: tuple, n: int, n_lan
 
 
 @njit(cache=True)
+def request_wait_s(rq: tuple, links: tuple, now: float) -> float:
+    """How long a step starting at ``now`` waits behind the upload backlog, as the reference's
+    ``request_wait_s`` computes it (``replay.engine.loop``)."""
+    rq_f, uploads_on_link, uploading_since = rq[0], rq[1], rq[2]
+    left = rq_f[RQ_ADMITTED] - link_served_bits(links, 1, now)
+    if left <= 0.0:
+        return 0.0
+    grown = 0.0
+    for v in range(uploads_on_link.shape[0]):
+        if uploads_on_link[v]:
+            grown += (now - uploading_since[v]) * rq_f[RQ_GROWTH]
+    return min(rq_f[RQ_QUEUE], left / rq_f[RQ_CAPACITY], grown)
+
+
+@njit(cache=True)
 def resume(first: int, t: float, hn: int, seq: int, n_redraw: int, ds: tuple, gate: tuple, starts: np.ndarray,
            redraw: np.ndarray, per_worker: bool, win: tuple, warmup_steps: int, target: int, acc: tuple, links: tuple,
            ps_busy_s: float, books0: np.ndarray, accounts0: np.ndarray, work: tuple, heap: tuple,
            pending: np.ndarray, indegree: np.ndarray, step_start_s: np.ndarray, n_downloads: int, start_node: int,
-           n_lanes: int, nb: int) -> tuple:
+           n_lanes: int, nb: int, rq: tuple) -> tuple:
     """After ``first`` ended a step (-1: after a wake): interrupt the workers the discipline named,
     each ending its step now; then start ``first`` and them (asynchronous disciplines), or hold
     them back and start those the discipline lets go. Returns (heap size, seq, workers whose
@@ -193,6 +216,8 @@ def resume(first: int, t: float, hn: int, seq: int, n_redraw: int, ds: tuple, ga
         v = starts[q]
         pending[v * n:(v + 1) * n] = indegree
         step_start_s[v] = t
+        if rq[0][RQ_QUEUE] > 0.0:
+            rq[3][v] = t + request_wait_s(rq, links, t)
         if per_worker:
             redraw[n_redraw] = v  # drawn (and scaled) once the event is done (event_loop says why)
             n_redraw += 1

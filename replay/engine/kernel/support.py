@@ -12,13 +12,14 @@ equal or unequal speeds (``--worker-speeds``, ``--slowdown``) and interfaces
 it refuses is a policy object that is not one of these: a subclass of a built-in policy or a
 policy written in Python, which the kernel cannot call per event without losing its speed, so
 those replays stay with the reference engine, as do links with a request queue (a deep upload
-buffer that parameter requests wait behind). Policies are compared by exact type: a subclass is
-another policy, which the kernel does not know. This module only inspects settings; it imports
-no numba.
+buffer that parameter requests wait behind) on graphs with a download that follows no PS op.
+Policies are compared by exact type: a subclass is another policy, which the kernel does not
+know. This module only inspects settings and graphs; it imports no numba.
 """
 
 from __future__ import annotations
 
+from replay.engine.compiled import KIND_DOWNLOAD, KIND_PS, CompiledGraph
 from replay.engine.link import LinkConfig
 from replay.engine.order import OrderPolicy, PriorityOrder, RandomOrder, TraceOrder
 from replay.engine.sharing import FairSharing, FifoSharing, SenioritySharing, SharingModel, TransferFairSharing
@@ -80,6 +81,17 @@ def direction_codes(sharing: SharingModel | None, link: LinkConfig, workers: int
     return codes[0], codes[1]
 
 
+def downloads_follow_ps(compiled: CompiledGraph) -> bool:
+    """Whether every download of the graph has a PS op among its predecessors (TensorFlow's
+    always do: the PS sends what its ops read)."""
+    follows = [False] * compiled.n
+    for i in range(compiled.n):
+        if compiled.kind[i] == KIND_PS:
+            for s in compiled.successors[i]:
+                follows[s] = True
+    return all(follows[i] for i in range(compiled.n) if compiled.kind[i] == KIND_DOWNLOAD)
+
+
 def discipline_code(discipline: SyncDiscipline | None) -> int:
     """The kernel's code of a supported discipline (None is asynchronous training)."""
     return DISCIPLINE_ASYNC if discipline is None else _DISCIPLINE_CODES[type(discipline)]
@@ -91,14 +103,16 @@ def unsupported_setting(
     order: OrderPolicy | None = None,
     discipline: SyncDiscipline | None = None,
     link: LinkConfig | None = None,
+    compiled: CompiledGraph | None = None,
 ) -> str | None:
     """The first setting of this replay that the kernel does not hold, in the command line's
     words, or None when the kernel replays it exactly as the reference engine does: a
     discipline, sharing model or order that is not a built-in one, and a link whose parameter
-    requests wait behind a deep upload queue (``LinkConfig.request_queue_s``), which only the
-    reference engine models so far."""
-    if link is not None and link.request_queue_s > 0.0:
-        return "a deep upload queue (the link's request queue)"
+    requests wait behind a deep upload queue (``LinkConfig.request_queue_s``) on a graph where
+    some download follows no PS op: the kernel delays a step's PS ops, which every traced
+    download follows, but not the downloads of synthetic graphs that start with the step."""
+    if link is not None and link.request_queue_s > 0.0 and compiled is not None and not downloads_follow_ps(compiled):
+        return "a request queue on a graph with a download no PS op precedes"
     if discipline is not None and type(discipline) not in _DISCIPLINE_CODES:
         return f"--sync {discipline.name}"
     if sharing is not None and type(sharing) not in (FairSharing, FifoSharing, SenioritySharing,
