@@ -96,8 +96,30 @@ def link_arguments(args: argparse.Namespace) -> dict[str, object]:
         "contention_efficiency": contention,
         "reverse_efficiencies": tuple(reverse),
         "contention_by_workers": by_workers,
-        "request_queue_s": profile.request_queue_s if profile is not None else 0.0,
+        "request_queue_s": _request_queue_s(args, profile),
     }
+
+
+def _request_queue_s(args: argparse.Namespace, profile) -> float:  # noqa: ANN001 - a LinkProfile or None
+    """``--request-queue``: a duration, the link profile's ('profile'), or none."""
+    from replay.units import parse_latency_s
+    from tracetool.errors import ToolError
+
+    text = (getattr(args, "request_queue", "") or "").strip().lower()
+    if not text:
+        return 0.0
+    if text == "profile":
+        if profile is None:
+            raise ToolError("--request-queue profile needs a --link-profile to take the standing upload queue from")
+        return profile.request_queue_s
+    try:
+        seconds = parse_latency_s(text)
+    except ToolError:
+        raise ToolError(f"--request-queue '{args.request_queue}': give how long requests may wait, like 70ms or "
+                        "0.07, or 'profile' for the link profile's standing upload queue") from None
+    if seconds > 3600.0:
+        raise ToolError(f"--request-queue '{args.request_queue}': the request queue must be between 0 and 3600 s")
+    return seconds
 
 
 def _profiled_efficiencies(args: argparse.Namespace, profile, bandwidth_bps: float | None,  # noqa: ANN001
@@ -214,6 +236,13 @@ def add_replay_options(p: argparse.ArgumentParser) -> None:
         help="a network measured by 'tracetool probe': its line rate, latency (round trip and standing queue), "
         "contention efficiency and seniority sharing parameters, wherever the options here do not give them "
         "(docs/network-probe.md)",
+    )
+    p.add_argument(
+        "--request-queue", default="", metavar="SECONDS|profile",
+        help="let a step's parameter requests wait behind other workers' gradients in a deep upload queue, up to "
+        "this long (e.g. 70ms), or as deep as --link-profile's standing upload queue stands beyond the latency "
+        "('profile'); experimental, off by default: fitted on three points behind CUBIC's 100 ms buffer, it "
+        "predicted another 16%% slow (docs/network-probe.md)",
     )
     p.add_argument("--latency", default="", help="one-way link latency: 0.2ms, 200us, 0.0002 "
                    "(default: --link-profile's, else 0)")

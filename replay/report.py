@@ -26,7 +26,9 @@ def format_table(prediction: Prediction) -> str:
         f"link {format_bandwidth(link.download_bandwidth_bps)} down / "
         f"{format_bandwidth(link.upload_bandwidth_bps)} up "
         f"({100 * link.payload_efficiency:.1f}% of it tensor payload), "
-        f"latency {link.latency_s * 1e3:g} ms, per-transfer overhead {link.per_transfer_overhead_s * 1e6:.0f} us; "
+        f"latency {link.latency_s * 1e3:g} ms, per-transfer overhead {link.per_transfer_overhead_s * 1e6:.0f} us"
+        + (f", requests wait up to {link.request_queue_s * 1e3:.1f} ms behind queued gradients"
+           if link.request_queue_s > 0.0 else "") + "; "
         + (f"sharing {prediction.settings.sharing}, order {prediction.settings.order}" if prediction.method == "replay"
            else "closed queueing network solved by mean value analysis"),
         *_sharing_line(prediction),

@@ -122,6 +122,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
         probe_repeats=args.probe_repeats,
         probe_transport=args.probe_transport,
         from_link_probe=Path(args.from_link_probe) if args.from_link_probe else None,
+        request_queue=args.request_queue,
         **_contention_efficiency(args.contention_efficiency),
     )
     out = run_validate(request)
@@ -363,4 +364,8 @@ def add_measure_commands(sub: argparse._SubParsersAction) -> None:
     v.add_argument("--from-measured", default="", help="reuse this measured.json instead of measuring again")
     v.add_argument("--from-link-probe", default="", help="with --contention-efficiency probe: reuse this "
                    "link-probe.json of an earlier validation of the same model and link instead of probing again")
+    v.add_argument("--request-queue", action="store_true",
+                   help="measure the shaped link's standing upload queue (about 15 s) and let the prediction's "
+                   "parameter requests wait behind other workers' gradients there; experimental, off by default "
+                   "(docs/network-probe.md, 'Requests wait behind the other workers' gradients')")
     v.set_defaults(func=cmd_validate)

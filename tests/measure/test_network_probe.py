@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import math
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -209,19 +211,21 @@ def test_bad_profiles_are_refused_in_one_line(profile, mutate, words: str):
     assert "\n" not in str(caught.value)
 
 
-def test_replay_predict_takes_link_rate_latency_and_sharing_from_the_profile(tmp_path: Path, graph_file: Path):
+def test_replay_predict_takes_link_rate_latency_and_sharing_from_the_profile(tmp_path: Path, graph_file: Path,
+                                                                            capsys):
     from replay.cli import main
 
     path = tmp_path / "link.json"
     path.write_text(json.dumps(_profile(queue_delay_s=0.1).to_json_dict()))
     assert main(["predict", str(graph_file), "--workers", "1,2", "--link-profile", str(path), "--seeds", "1",
                  "--steps", "4", "--no-timelines", "--out", str(tmp_path / "p")]) == 0
+    assert "requests wait" not in capsys.readouterr().out  # the request queue is off by default
     prediction = json.loads((tmp_path / "p" / "prediction.json").read_text())
     link, settings = prediction["link"], prediction["settings"]
     assert link["download_bandwidth_bps"] == pytest.approx(100e6)
     assert link["latency_s"] == pytest.approx(0.0001 + QUEUE_WAIT_CAP_S)  # a deep queue adds at most the cap
     assert link["contention_efficiency"] == pytest.approx(0.95)
-    assert link["request_queue_s"] == pytest.approx(0.1 - QUEUE_WAIT_CAP_S)  # the rest: requests wait behind it
+    assert link["request_queue_s"] == 0.0
     assert settings["seniority"] == 2.0 and settings["overtake"] == 0.4
     assert settings["overtake_time_s"] == pytest.approx(0.05)
     assert settings["sharing_source"] == "link profile"
@@ -232,6 +236,35 @@ def test_replay_predict_takes_link_rate_latency_and_sharing_from_the_profile(tmp
     second = json.loads((tmp_path / "q" / "prediction.json").read_text())
     assert second["link"]["download_bandwidth_bps"] == pytest.approx(1e9)
     assert second["settings"]["seniority"] == 3.0
+
+
+def test_replay_predict_lets_requests_wait_behind_the_profiles_upload_queue_when_asked(tmp_path: Path,
+                                                                                     graph_file: Path, capsys):
+    from replay.cli import main
+
+    path = tmp_path / "link.json"
+    path.write_text(json.dumps(_profile(queue_delay_s=0.1).to_json_dict()))
+    common = [str(graph_file), "--workers", "1,2", "--seeds", "1", "--steps", "4", "--no-timelines"]
+    assert main(["predict", *common, "--link-profile", str(path), "--request-queue", "profile",
+                 "--out", str(tmp_path / "p")]) == 0
+    assert "requests wait up to 95.0 ms behind queued gradients" in capsys.readouterr().out
+    link = json.loads((tmp_path / "p" / "prediction.json").read_text())["link"]
+    assert link["request_queue_s"] == pytest.approx(0.1 - QUEUE_WAIT_CAP_S)  # the rest of the standing queue
+    assert main(["predict", *common, "--bandwidth", "100mbit", "--request-queue", "40ms",
+                 "--out", str(tmp_path / "q")]) == 0
+    assert json.loads((tmp_path / "q" / "prediction.json").read_text())["link"]["request_queue_s"] == 0.04
+
+
+@pytest.mark.parametrize("value,words", [("profile", "needs a --link-profile"), ("soon", "like 70ms"),
+                                         ("7200s", "between 0 and 3600 s")])
+def test_a_request_queue_that_cannot_be_read_is_refused_in_one_line(tmp_path: Path, graph_file: Path, value: str,
+                                                                    words: str):
+    result = subprocess.run([sys.executable, "-m", "replay.cli", "predict", str(graph_file), "--bandwidth", "100mbit",
+                             "--request-queue", value, "--out", str(tmp_path / "p")],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode != 0 and words in result.stderr
+    assert "Traceback" not in result.stderr and len(result.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "p").exists()
 
 
 def test_replay_predict_takes_the_step_fits_efficiencies_at_the_graphs_transfer_time(tmp_path: Path,

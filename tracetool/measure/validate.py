@@ -70,6 +70,9 @@ class ValidateRequest:
     # transports.MODEL_PROBE_TRANSPORTS: one TCP send each way, gRPC calls, or TensorFlow on the model's tensors
     probe_transport: str = DEFAULT_MODEL_PROBE_TRANSPORT
     from_link_probe: Path | None = None  # reuse an earlier link-probe.json of the same step shape
+    # measure the shaped link's standing upload queue and let the replay's requests wait behind it
+    # (LinkConfig.request_queue_s); experimental, off by default: it mispredicts points it was not fitted on
+    request_queue: bool = False
 
 
 def error_pct(predicted: float, measured: float) -> float:
@@ -853,7 +856,7 @@ def _validate_into(request: ValidateRequest, measured_file: dict[str, Any] | Non
     latency_s = (m.latency_s or 0.0) + queue_delay_s
     if request.probe_link and probe is None:
         probe = probe_contention_efficiency(request, graph, latency_s, say)
-    request_queue_s = measured_request_queue_s(m, say)
+    request_queue_s = measured_request_queue_s(m, say) if request.request_queue else 0.0
     reverse = (1.0, 1.0)
     by_workers: tuple[tuple[int, float], ...] = ()
     link_fit = None
