@@ -241,8 +241,7 @@ def add_replay_options(p: argparse.ArgumentParser) -> None:
         "--request-queue", default="", metavar="SECONDS|profile",
         help="let a step's parameter requests wait behind other workers' gradients in a deep upload queue, up to "
         "this long (e.g. 70ms), or as deep as --link-profile's standing upload queue stands beyond the latency "
-        "('profile'); experimental, off by default: fitted on three points behind CUBIC's 100 ms buffer, it "
-        "predicted another 16%% slow (docs/network-probe.md)",
+        "('profile'); off by default: a link profile's step fits were made without it (docs/network-probe.md)",
     )
     p.add_argument("--latency", default="", help="one-way link latency: 0.2ms, 200us, 0.0002 "
                    "(default: --link-profile's, else 0)")

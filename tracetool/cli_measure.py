@@ -364,8 +364,9 @@ def add_measure_commands(sub: argparse._SubParsersAction) -> None:
     v.add_argument("--from-measured", default="", help="reuse this measured.json instead of measuring again")
     v.add_argument("--from-link-probe", default="", help="with --contention-efficiency probe: reuse this "
                    "link-probe.json of an earlier validation of the same model and link instead of probing again")
-    v.add_argument("--request-queue", action="store_true",
-                   help="measure the shaped link's standing upload queue (about 15 s) and let the prediction's "
-                   "parameter requests wait behind other workers' gradients there; experimental, off by default "
-                   "(docs/network-probe.md, 'Requests wait behind the other workers' gradients')")
+    v.add_argument("--request-queue", action=argparse.BooleanOptionalAction, default=True,
+                   help="measure the shaped link's standing upload queue (about 15 s, where its buffer can stand "
+                   "deeper than 10 ms) and let the replay's parameter requests wait behind other workers' "
+                   "gradients there, when it fits the probe and when it predicts (default: on; docs/network-probe.md, "
+                   "'Requests wait behind the other workers' gradients')")
     v.set_defaults(func=cmd_validate)

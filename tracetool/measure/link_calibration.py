@@ -112,7 +112,7 @@ def rates_set_contention(queue_s: float | None) -> bool:
 
 
 def calibrate_link_to_probe(probe: dict[str, Any], latency_s: float, replay_contention: bool = False,
-                            per_count: bool = False) -> CalibratedLink:
+                            per_count: bool = False, request_queue_s: float = 0.0) -> CalibratedLink:
     """Replay ``probe``'s workload (a link-probe.json of validate) at its worker counts and fit
     the reverse efficiencies as the module says, and with ``replay_contention`` the contention
     efficiency too; without it the probe's least-squares contention efficiency stays. A probe
@@ -124,7 +124,7 @@ def calibrate_link_to_probe(probe: dict[str, Any], latency_s: float, replay_cont
     and a contention efficiency that matches them predicts TensorFlow 11 to 17% low."""
     graph = chain_graph(compute_us=float(probe["compute_s"]) * 1e6, download_bytes=int(probe["download_bytes"]),
                         upload_bytes=int(probe["upload_bytes"]))
-    base = target_link(graph, float(probe["bandwidth_bps"]), latency_s)
+    base = target_link(graph, float(probe["bandwidth_bps"]), latency_s, request_queue_s=request_queue_s)
     measured = probe_rates(probe)
     fitted_down = float(probe.get("download_reverse_efficiency", 1.0))
     fitted_up = float(probe.get("upload_reverse_efficiency", 1.0))

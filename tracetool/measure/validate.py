@@ -71,8 +71,8 @@ class ValidateRequest:
     probe_transport: str = DEFAULT_MODEL_PROBE_TRANSPORT
     from_link_probe: Path | None = None  # reuse an earlier link-probe.json of the same step shape
     # measure the shaped link's standing upload queue and let the replay's requests wait behind it
-    # (LinkConfig.request_queue_s); experimental, off by default: it mispredicts points it was not fitted on
-    request_queue: bool = False
+    # (LinkConfig.request_queue_s), in the probe's calibration as in the prediction
+    request_queue: bool = True
 
 
 def error_pct(predicted: float, measured: float) -> float:
@@ -250,7 +250,8 @@ def measure_with_probe(request: ValidateRequest, graph: Any, say: Any) -> tuple[
     return load_measured(measured_path), probe
 
 
-def replayed_link_fit(probe: dict[str, Any], latency_s: float, queue_s: float | None, say: Any) -> dict[str, Any]:
+def replayed_link_fit(probe: dict[str, Any], latency_s: float, queue_s: float | None, say: Any,
+                      request_queue_s: float = 0.0) -> dict[str, Any]:
     """The contention and reverse efficiencies that make the replay of the probe's own workload
     meet the probe's rates (``tracetool.measure.link_calibration``), as JSON; behind a shaped
     queue of ``queue_s`` deeper than the replay's latency holds, the contention efficiency too."""
@@ -260,7 +261,7 @@ def replayed_link_fit(probe: dict[str, Any], latency_s: float, queue_s: float | 
     # everywhere, one efficiency per probed count of three or more workers
     tensorflow = probe.get("transport") == TENSORFLOW_TRANSPORT
     fit = calibrate_link_to_probe(probe, latency_s, replay_contention=rates_set_contention(queue_s) or tensorflow,
-                                  per_count=tensorflow)
+                                  per_count=tensorflow, request_queue_s=request_queue_s)
     say(f"  replayed probe: contention efficiency {fit.contention_efficiency:.3f} ({fit.contention_source}); "
         f"a lone transfer under the other "
         f"direction's load keeps {fit.download_reverse_efficiency:.0%} (download), "
@@ -861,7 +862,7 @@ def _validate_into(request: ValidateRequest, measured_file: dict[str, Any] | Non
     by_workers: tuple[tuple[int, float], ...] = ()
     link_fit = None
     if probe is not None:
-        link_fit = replayed_link_fit(probe, latency_s, shaped_queue_s(measured), say)
+        link_fit = replayed_link_fit(probe, latency_s, shaped_queue_s(measured), say, request_queue_s)
         request = replace(request, contention_efficiency=link_fit["contention_efficiency"])
         reverse = (link_fit["download_reverse_efficiency"], link_fit["upload_reverse_efficiency"])
         by_workers = tuple(sorted((int(n), e) for n, e in link_fit.get("contention_by_workers", {}).items()))
