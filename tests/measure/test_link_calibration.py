@@ -118,3 +118,20 @@ def test_per_count_the_fit_meets_three_workers_that_lose_less_than_four():
     for workers, rate in fit.probe_steps_per_second.items():
         assert fit.replayed_steps_per_second[workers] == pytest.approx(rate, rel=0.015)
     assert fit.to_json_dict()["contention_by_workers"].keys() == {"3", "4"}
+
+
+def test_a_probe_slowed_by_its_requests_waiting_is_fitted_with_the_wait_not_as_reverse_loss():
+    """The probe's own requests queue behind the other workers' gradients in a deep upload
+    buffer: fitted with the same wait, its workload needs no reverse loss; fitted without it, the
+    slowness would pass for one, and the model's prediction would then pay the wait twice."""
+    graph = chain_graph(**STEP)
+    link = replace(target_link(graph, BANDWIDTH_BPS, 0.001), request_queue_s=0.08)
+    points = predict(graph, [1, 2, 3, 4], link, ReplaySettings(seeds=3, calibrate=False)).points
+    probe = {"bandwidth_bps": BANDWIDTH_BPS, "download_bytes": STEP["download_bytes"],
+             "upload_bytes": STEP["upload_bytes"], "compute_s": STEP["compute_us"] / 1e6,
+             "contention_efficiency": 1.0, "download_reverse_efficiency": 1.0, "upload_reverse_efficiency": 1.0,
+             "points": [{"workers": p.workers, "steps_per_second": p.steps_per_second} for p in points]}
+    with_wait = calibrate_link_to_probe(probe, latency_s=0.001, request_queue_s=0.08)
+    without = calibrate_link_to_probe(probe, latency_s=0.001)
+    assert with_wait.download_reverse_efficiency == pytest.approx(1.0, abs=0.01)
+    assert without.download_reverse_efficiency < with_wait.download_reverse_efficiency - 0.02

@@ -48,6 +48,7 @@ from tracetool.outputs import output_folder, write_marker
 VALIDATION_FILE = "validation.json"
 PLOT_FILE = "validation.png"
 LINK_PROBE_FILE = "link-probe.json"
+REQUEST_QUEUE_KEY = "request_queue_s"  # in a link probe: the shaped link's request queue, as validate measured it
 
 
 @dataclass(frozen=True)
@@ -857,7 +858,14 @@ def _validate_into(request: ValidateRequest, measured_file: dict[str, Any] | Non
     latency_s = (m.latency_s or 0.0) + queue_delay_s
     if request.probe_link and probe is None:
         probe = probe_contention_efficiency(request, graph, latency_s, say)
-    request_queue_s = measured_request_queue_s(m, say) if request.request_queue else 0.0
+    request_queue_s = 0.0
+    if request.request_queue:
+        # a link probe measured with the wait keeps the queue it measured, and a reuse of it measures nothing
+        known = probe.get(REQUEST_QUEUE_KEY) if probe is not None else None
+        request_queue_s = float(known) if known is not None else measured_request_queue_s(m, say)
+        if probe is not None and known is None:
+            probe = {**probe, REQUEST_QUEUE_KEY: request_queue_s}
+            write_json_atomically(out_dir / LINK_PROBE_FILE, probe)
     reverse = (1.0, 1.0)
     by_workers: tuple[tuple[int, float], ...] = ()
     link_fit = None
