@@ -1,5 +1,5 @@
 """How fast the upload backlog that a step's requests wait behind may grow: replay validated
-points with a request queue and each candidate ``REQUEST_QUEUE_GROWTH``, against their measurements.
+points with a request queue and each candidate ``LinkConfig.request_queue_growth``, against their measurements.
 
     python benchmarks/request_queue_fit.py ROOT [--queue SECONDS] [--growth G1,G2,...] [--seeds N]
         [--variant FOLDER] [POINT ...]
@@ -26,8 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import replay.engine.loop as loop  # noqa: E402
-from replay.engine.link import LinkConfig  # noqa: E402
+from replay.engine.link import REQUEST_QUEUE_GROWTH, LinkConfig  # noqa: E402
 from replay.engine.loop import DurationModel, one_step_time_s, simulate  # noqa: E402
 from replay.sweep import ReplaySettings, prepare  # noqa: E402
 from tracetool.graph.stepgraph import load_stepgraph  # noqa: E402
@@ -52,10 +51,10 @@ def recorded_settings(prediction: dict) -> ReplaySettings:
     return ReplaySettings(**raw)
 
 
-def replayed_rates(folder: Path, request_queue_s: float, seeds: int) -> dict[int, list[float]]:
+def replayed_rates(folder: Path, request_queue_s: float, growth: float, seeds: int) -> dict[int, list[float]]:
     """Steps/s per worker count and seed, as the sweep replays them (workers spread over one step)."""
     prediction = json.loads((folder / "prediction.json").read_text())
-    link = replace(recorded_link(prediction), request_queue_s=request_queue_s)
+    link = replace(recorded_link(prediction), request_queue_s=request_queue_s, request_queue_growth=growth)
     settings = recorded_settings(prediction)
     compiled, link, sharing, order, calibration = prepare(load_stepgraph(folder / "graph.json"), link, settings)
     one_step = one_step_time_s(compiled, link, sharing=sharing, order=order, compute_scale=calibration.compute_scale)
@@ -80,13 +79,11 @@ def main() -> int:
         rows = json.loads((args.root / point / args.variant / "validation.json").read_text())["rows"]
         measured[point] = {row["workers"]: row["measured"] for row in rows}
     for growth in args.growth.split(","):
-        if growth != "none":
-            loop.REQUEST_QUEUE_GROWTH = float(growth)
         errors: list[float] = []
         line = f"growth {growth:>5}:"
         for point in args.points:
             rates = replayed_rates(args.root / point / args.variant, 0.0 if growth == "none" else args.queue,
-                                   args.seeds)
+                                   REQUEST_QUEUE_GROWTH if growth == "none" else float(growth), args.seeds)
             point_errors = [100 * (statistics.fmean(rates[n]) / measured[point][n] - 1) for n in WORKERS]
             errors += [abs(e) for e in point_errors]
             line += (f"  {point.split('/')[-1]} " + " ".join(f"{e:+5.1f}" for e in point_errors)

@@ -114,6 +114,10 @@ class LinkConfig:
     # upload direction's queue, beyond ``latency_s``: a deep drop-tail buffer that loss-based TCP
     # keeps full (the probe's standing upload queue less the latency's share). 0: no such wait.
     request_queue_s: float = 0.0
+    # How fast that backlog grows, in seconds of queue per second since another worker's upload
+    # began: its sender's window opening after idle. Measured on the link where a probe can
+    # (``network_probe.probe_upload_queue``), else the fitted ``REQUEST_QUEUE_GROWTH``.
+    request_queue_growth: float = REQUEST_QUEUE_GROWTH
 
     def __post_init__(self) -> None:
         check_bandwidth_bps(self.download_bandwidth_bps)
@@ -126,6 +130,9 @@ class LinkConfig:
             raise ToolError("link latency and per-transfer overhead must be zero or positive")
         if not 0.0 <= self.request_queue_s <= 3600.0:
             raise ToolError(f"request queue must be between 0 and 3600 s, got {self.request_queue_s:g}")
+        if not 0.0 < self.request_queue_growth <= 10.0:
+            raise ToolError("request queue growth must be in (0, 10] s of queue per s, "
+                            f"got {self.request_queue_growth:g}")
         if not 0.0 < self.payload_efficiency <= 1.0:
             raise ToolError(f"payload efficiency must be in (0, 1], got {self.payload_efficiency}")
         if not 0.0 <= self.reverse_ack_overhead < 0.5:

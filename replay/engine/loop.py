@@ -19,7 +19,7 @@ Semantics (one run):
   behind the gradient bytes other workers have queued in the upload direction: its PS ops (the
   parameter reads its downloads wait for) start no earlier than that backlog after the step
   starts. The backlog is what those uploads have left, at most the request queue, and at most
-  ``REQUEST_QUEUE_GROWTH`` times how long each has been sending (a queue fills as its sender's
+  ``LinkConfig.request_queue_growth`` times how long each has been sending (a queue fills as its sender's
   window grows). A lone worker never waits: its own gradients have arrived when its step ends.
 - Time is in seconds. Events are ``(time, seq, code, worker, node)`` tuples on one heap; ``seq``
   breaks ties deterministically. No object is allocated per event beyond that tuple.
@@ -55,7 +55,7 @@ from replay.engine.compiled import (
     UPLINK,
     CompiledGraph,
 )
-from replay.engine.link import REQUEST_QUEUE_GROWTH, LinkConfig
+from replay.engine.link import LinkConfig
 from replay.engine.order import OrderPolicy, TraceOrder
 from replay.engine.sharing import FairSharing, SharingModel
 from replay.engine.slowdown import NO_SLOWDOWN, SlowdownSpec, StepMultipliers
@@ -271,6 +271,7 @@ def simulate(
     # The upload backlog a step's requests wait behind (module docstring): bits admitted to the
     # upload link and not yet served, and per worker its uploads on the link and since when.
     request_queue_s = link.request_queue_s
+    request_queue_growth = link.request_queue_growth
     upload_admitted_bits = 0.0
     uploads_on_link = [0] * workers
     uploading_since = [0.0] * workers
@@ -283,7 +284,7 @@ def simulate(
         grown = 0.0
         for v in range(workers):
             if uploads_on_link[v]:
-                grown += (now - uploading_since[v]) * REQUEST_QUEUE_GROWTH
+                grown += (now - uploading_since[v]) * request_queue_growth
         return min(request_queue_s, left / capacity_alone[UPLINK], grown)
 
     pending = indeg * workers

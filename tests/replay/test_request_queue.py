@@ -57,6 +57,20 @@ def test_the_wait_grows_with_how_long_the_other_upload_has_been_sending():
     assert 0.0 < max(delays) <= REQUEST_QUEUE_GROWTH * 0.16 + 1e-9
 
 
+def test_a_measured_growth_replaces_the_fitted_one():
+    deep = replace(LINK, request_queue_s=10.0)
+    slow = _download_delays(replace(deep, request_queue_growth=0.05))
+    fast = _download_delays(replace(deep, request_queue_growth=1.0))
+    assert 0.0 < max(slow) <= 0.05 * 0.16 + 1e-9
+    assert max(fast) > 2 * max(slow)
+
+
+@pytest.mark.parametrize("growth", [0.0, -0.1, 11.0])
+def test_an_impossible_growth_is_refused(growth: float):
+    with pytest.raises(ToolError, match="request queue growth must be in"):
+        replace(LINK, request_queue_growth=growth)
+
+
 def test_a_chain_whose_download_follows_no_ps_op_replays_on_the_reference_engine():
     compiled = compile_graph(GRAPH)
     assert unsupported_setting(link=DEEP, compiled=compiled) is not None

@@ -41,7 +41,7 @@ from replay.engine.kernel.support import (
     unsupported_setting,
 )
 from replay.engine.kernel.timeline_rows import C_RECORD_STEPS, timeline_record
-from replay.engine.link import REQUEST_QUEUE_GROWTH, LinkConfig
+from replay.engine.link import LinkConfig
 from replay.engine.loop import (
     DurationModel,
     ReplayTimeOverflow,
@@ -311,7 +311,7 @@ def _replay(module: ModuleType, graph: Any, workers: int, warmup_steps: int, mea
             np.zeros(1) if rank_draws is None else rank_draws, rank_draws is not None, max_streams,
             state, may_abort, cutoff_rng, heap_slack, link_slack,
             # the request queue's [queue, upload bits admitted, upload capacity alone, growth], fresh per call
-            np.array([link.request_queue_s, 0.0, link.upload_payload_bps(), REQUEST_QUEUE_GROWTH]),
+            np.array([link.request_queue_s, 0.0, link.upload_payload_bps(), link.request_queue_growth]),
         )
     except Exception as exc:
         if _is_numba_error(exc):

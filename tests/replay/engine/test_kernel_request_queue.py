@@ -42,6 +42,20 @@ def test_kernel_equals_reference_with_a_request_queue(model: str, sharing: objec
 
 
 @needs_numba
+def test_kernel_takes_the_links_growth():
+    """A measured growth reaches the kernel as it reaches the reference engine."""
+    graph = load_stepgraph(TRACES_DIR / "inception" / "graph.json")
+    compiled = compile_graph(graph)
+    link = replace(target_link(graph, 25e6, latency_s=0.005), request_queue_s=0.07, request_queue_growth=1.0)
+    kwargs = dict(sharing=FairSharing(), durations=DurationModel(), measured_steps=4, warmup_steps=2, seed=1,
+                  stagger_s=one_step_time_s(compiled, link))
+    kernel = simulate_fast(compiled, 2, link, **kwargs)
+    assert_same_run(kernel, simulate(compiled, 2, link, **kwargs))
+    slower = simulate_fast(compiled, 2, replace(link, request_queue_growth=0.05), **kwargs)
+    assert slower.end_time_s != kernel.end_time_s
+
+
+@needs_numba
 @pytest.mark.parametrize("discipline", ["async", "backup", "cutoff"])
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_kernel_equals_reference_with_a_request_queue_on_random_graphs(seed: int, discipline: str):
