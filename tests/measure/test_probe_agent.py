@@ -65,6 +65,16 @@ def test_a_plan_of_transfers_and_pings(server: int):
     assert len(pings["rtts"]) == 3 and all(rtt > 0 for rtt in pings["rtts"])
 
 
+def test_pings_stop_at_their_until_time_on_the_servers_clock(server: int):
+    link = probe_agent.ServerLink("127.0.0.1", server)
+    t0 = link.now() + 0.05
+    link.close()
+    pings = probe_agent.run("127.0.0.1", server, [{"op": "ping", "count": 10_000, "interval": 0.01, "at": t0,
+                                                   "until": t0 + 0.2}])[0]
+    assert 5 <= len(pings["rtts"]) < 25
+    assert t0 - 0.01 <= pings["times"][0] and pings["times"][-1] < t0 + 0.2
+
+
 def test_an_unknown_action_is_refused(server: int):
     with pytest.raises(ValueError, match="unknown probe action 'jump'"):
         probe_agent.run("127.0.0.1", server, [{"op": "jump"}])

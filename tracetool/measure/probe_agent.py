@@ -225,9 +225,14 @@ def _upload(conn: socket.socket, size: int) -> dict[str, float]:
     return {"start": start, "end": time.monotonic()}
 
 
-def _pings(conn: socket.socket, count: int, interval_s: float) -> dict[str, list[float]]:
+def _pings(conn: socket.socket, count: int, interval_s: float, until: float | None = None) -> dict[str, list[float]]:
+    """``count`` round trips ``interval_s`` apart, or fewer if ``until`` (this host's clock) comes
+    first: behind a filling queue each takes as long as the queue, so a count alone cannot say
+    how long pings cover."""
     rtts, times = [], []
     for _ in range(count):
+        if until is not None and time.monotonic() >= until:
+            break
         start = time.monotonic()
         conn.sendall(b"P\n")
         if conn.recv(1) != b"p":
@@ -283,7 +288,9 @@ def _run_plan(link: ServerLink, plan: list[dict[str, Any]]) -> list[dict[str, An
         elif op == "up":
             results.append(_upload(conn, int(action["bytes"])))
         elif op == "ping":
-            results.append(_pings(conn, int(action["count"]), float(action.get("interval", 0.02))))
+            until = action.get("until")
+            results.append(_pings(conn, int(action["count"]), float(action.get("interval", 0.02)),
+                                  None if until is None else float(until) - offset))
         elif op == "steps":
             results.append(_steps(conn, action, offset))
         else:
