@@ -2,6 +2,7 @@
 replay's request-queue growth (``LinkConfig.request_queue_growth``) stands for, measured.
 
     python benchmarks/upload_queue_ramp.py OUT BANDWIDTH_MBIT QUEUE CC [--upload-s S] [--idle-s S] [--trials N]
+        [--transport tcp|grpc]
     python benchmarks/upload_queue_ramp.py OUT --plot
 
 On this machine's emulated link (``ShapedTopology``, two workers and a PS): the network probe's
@@ -11,9 +12,12 @@ timeout, so a CUBIC window restarts; 0.3 s is shorter than the timeout, as betwe
 of a worker that downloads and computes for that long), then uploads
 ``--upload-s`` seconds of bytes at the line rate; worker 0 pings the PS all the while. A ping's
 round trip less the idle one is the queue in front of it, and its send time less the upload's
-start is the upload's age. Writes OUT/<bandwidth>mbit-<queue>-<cc>[-idle<S>s].json; ``--plot`` draws every
-JSON in OUT into OUT/upload-queue-ramp.png. Run it alone (it shapes a link and moves bytes for
-some 25 s); prints figures, not a test.
+start is the upload's age. ``--transport grpc`` moves the upload as TensorFlow does: a step of
+the probe agent (a 1 kB download, the idle spell as compute, the upload as eight concurrent gRPC
+calls on one channel, each under HTTP/2 flow control), ``--trials`` + 1 steps of which the first,
+on a fresh connection, is left out. Writes OUT/<bandwidth>mbit-<queue>-<cc>[-idle<S>s][-grpc].json;
+``--plot`` draws every JSON in OUT into OUT/upload-queue-ramp.png. Run it alone (it shapes a
+link and moves bytes for some 25 s); prints figures, not a test.
 """
 
 from __future__ import annotations
@@ -34,7 +38,8 @@ DEFAULT_IDLE_S = 2.0
 PING_INTERVAL_S = 0.004
 
 
-def measure(bandwidth_mbit: float, queue_text: str, cc: str, upload_s: float, idle_s: float, trials: int) -> dict:
+def measure(bandwidth_mbit: float, queue_text: str, cc: str, upload_s: float, idle_s: float, trials: int,
+            transport: str = "tcp") -> dict:
     """The standing upload queue and, per trial, (age, queue) pairs in seconds."""
     bandwidth = bandwidth_mbit * 1e6
     queue = parse_queue(queue_text)
@@ -45,22 +50,35 @@ def measure(bandwidth_mbit: float, queue_text: str, cc: str, upload_s: float, id
         _, loaded = network_probe._loaded_round_trips(cluster, down, up, print)
         standing = network_probe.queue_delay_s(loaded, idle)
         t0 = cluster.now() + cluster.lead_s
-        uploader = [{"op": "up", "bytes": int(up * 1.0), "at": t0}]
-        pinger = []
-        for k in range(trials):
-            start = t0 + 1.0 + idle_s + k * (upload_s + idle_s)
-            uploader.append({"op": "up", "bytes": int(up * upload_s), "at": start})
-            pinger.append({"op": "ping", "count": int(upload_s / 0.01) + 5, "interval": PING_INTERVAL_S,
-                           "at": start - 0.02})
+        if transport == "grpc":
+            begin = t0 + 1.0
+            until = begin + (trials + 1) * (upload_s + idle_s + 0.5)
+            uploader = [{"op": "steps", "download": 1024, "upload": int(up * upload_s), "compute": idle_s,
+                         "at": begin, "warm_until": begin, "until": until, "transport": "grpc"}]
+            pinger = [{"op": "ping", "count": 1_000_000, "interval": PING_INTERVAL_S, "at": begin, "until": until}]
+        else:
+            uploader = [{"op": "up", "bytes": int(up * 1.0), "at": t0}]
+            pinger = []
+            for k in range(trials):
+                start = t0 + 1.0 + idle_s + k * (upload_s + idle_s)
+                uploader.append({"op": "up", "bytes": int(up * upload_s), "at": start})
+                pinger.append({"op": "ping", "count": int(upload_s / 0.01) + 5, "interval": PING_INTERVAL_S,
+                               "at": start - 0.02})
         result = cluster.run({0: pinger, 1: uploader})
     base = statistics.median(idle)
+    if transport == "grpc":  # (start, end) of each step's upload after the first
+        uploads = [(span[2], span[3]) for span in result[1][0]["spans"][1:trials + 1]]
+        pings = [result[0][0]] * len(uploads)
+    else:
+        uploads = [(u["start"], u["end"]) for u in result[1][1:]]
+        pings = result[0]
     ramps = []
-    for k in range(trials):
-        upload, pings = result[1][k + 1], result[0][k]
-        ramps.append([(t - upload["start"], rtt - base) for t, rtt in zip(pings["times"], pings["rtts"], strict=True)
-                      if t <= upload["end"]])
+    for (start, end), seen in zip(uploads, pings, strict=True):
+        ramps.append([(t - start, rtt - base) for t, rtt in zip(seen["times"], seen["rtts"], strict=True)
+                      if start - 0.02 <= t <= end])
     return {"bandwidth_mbit": bandwidth_mbit, "queue": queue_text, "tcp_congestion_control": cc,
-            "upload_s": upload_s, "idle_s": idle_s, "idle_rtt_s": base, "standing_s": standing, "ramps": ramps}
+            "transport": transport, "upload_s": upload_s, "idle_s": idle_s, "idle_rtt_s": base,
+            "standing_s": standing, "ramps": ramps}
 
 
 def summary(run: dict) -> str:
@@ -71,7 +89,7 @@ def summary(run: dict) -> str:
         seen = [q for q in seen if q is not None]
         cells.append(f"{age * 1e3:.0f} ms: {statistics.median(seen) * 1e3:5.1f}" if seen else f"{age * 1e3:.0f} ms: -")
     return (f"{run['bandwidth_mbit']:g}mbit {run['queue']} {run['tcp_congestion_control']}, "
-            f"{run['idle_s']:g} s idle: standing "
+            f"{run['idle_s']:g} s idle, {run.get('transport', 'tcp')}: standing "
             f"{run['standing_s'] * 1e3:.1f} ms; queue at upload age " + ", ".join(cells))
 
 
@@ -95,7 +113,7 @@ def plot(out: Path) -> Path:
             ax.plot([0, 400], [0, 400 * growth], color="black", ls=":", lw=0.8)
             ax.annotate(f"{growth:g} s/s", (400 if growth < 1 else 100, min(400, 100 / growth) * growth), fontsize=7)
         ax.set_title(f"{run['bandwidth_mbit']:g}mbit, {run['queue']} buffer, {run['tcp_congestion_control']}, "
-                     f"{run['idle_s']:g} s idle", fontsize=8)
+                     f"{run['idle_s']:g} s idle, {run.get('transport', 'tcp')}", fontsize=8)
         ax.set_xlabel("upload age (ms)")
         ax.set_ylim(0, 130)
     axes[0][0].set_ylabel("queue ahead of a ping (ms)")
@@ -117,6 +135,7 @@ def main() -> int:
     parser.add_argument("--upload-s", type=float, default=0.8)
     parser.add_argument("--idle-s", type=float, default=DEFAULT_IDLE_S)
     parser.add_argument("--trials", type=int, default=4)
+    parser.add_argument("--transport", choices=("tcp", "grpc"), default="tcp")
     parser.add_argument("--plot", action="store_true")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
@@ -127,9 +146,10 @@ def main() -> int:
         return 0
     if args.bandwidth_mbit is None or args.queue is None or args.cc is None:
         parser.error("give BANDWIDTH_MBIT QUEUE CC, or --plot")
-    run = measure(args.bandwidth_mbit, args.queue, args.cc, args.upload_s, args.idle_s, args.trials)
+    run = measure(args.bandwidth_mbit, args.queue, args.cc, args.upload_s, args.idle_s, args.trials, args.transport)
     idle = "" if args.idle_s == DEFAULT_IDLE_S else f"-idle{args.idle_s:g}s"
-    path = args.out / f"{args.bandwidth_mbit:g}mbit-{args.queue}-{args.cc}{idle}.json"
+    grpc = "-grpc" if args.transport == "grpc" else ""
+    path = args.out / f"{args.bandwidth_mbit:g}mbit-{args.queue}-{args.cc}{idle}{grpc}.json"
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(run, indent=1))
     tmp.replace(path)

@@ -39,8 +39,8 @@ SEGMENTS_PER_ACK = 2
 # workers from +19.7% to +1.7% with runs spread over both regimes (3.56-4.38 steps/s; measured
 # 3.24-4.60), where the whole backlog at once (no growth limit) locks every seed in the slow
 # regime (-15% at a 40 ms cap). Raw TCP's queue grows faster (benchmarks/upload_queue_ramp.py: about
-# 1 s/s after 2 s of idle, there at once after 0.3 s), so this is not a property of TCP that a raw
-# socket could measure; what bounds a gRPC connection's bytes in flight is a candidate. Left
+# 1 s/s after 2 s of idle, there at once after 0.3 s; gRPC's calls alike), so this is not a
+# property of the transport a probe could measure, but of TensorFlow's schedule of gradients. Left
 # out of the fit, inception at 50mbit and resnet at 25mbit on the same link, with the probe's
 # calibration replayed with the wait too, read about as well as without it.
 REQUEST_QUEUE_GROWTH = 0.3
