@@ -186,7 +186,9 @@ def test_two_shaped_workers_measure_below_the_link_bound(tmp_path: Path):
     assert isinstance(data["cpu_saturated"], bool)
     (point,) = data["points"]
     assert point["workers"] == 2 and len(point["per_worker"]) == 2
-    assert data["settle_s"] == 6 and 5.0 <= point["settled_s"] <= 7.0
+    # the chief sees the last worker warm only between its own steps (polling every 0.25 s), and a
+    # contended step right after warm-up can take a second or more: the window opens up to a few s late
+    assert data["settle_s"] == 6 and 5.0 <= point["settled_s"] <= 9.0
     assert "s after the last worker was warm" in result.stderr
     # every step moves all parameters down and all gradients up the one shaped link
     link_bound = 100e6 / (8 * MLP_BYTES)
