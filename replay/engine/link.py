@@ -116,8 +116,8 @@ class LinkConfig:
     # keeps full (the probe's standing upload queue less the latency's share). 0: no such wait.
     request_queue_s: float = 0.0
     # How fast that backlog grows, in seconds of queue per second since another worker's upload
-    # began: its sender's window opening after idle. Measured on the link where a probe can
-    # (``network_probe.probe_upload_queue``), else the fitted ``REQUEST_QUEUE_GROWTH``.
+    # began. A link property so that studies can vary it (benchmarks/request_queue_fit.py); the
+    # network alone does not give it (``REQUEST_QUEUE_GROWTH``), so every link has the fitted one.
     request_queue_growth: float = REQUEST_QUEUE_GROWTH
 
     def __post_init__(self) -> None:
