@@ -57,7 +57,7 @@ def test_the_wait_grows_with_how_long_the_other_upload_has_been_sending():
     assert 0.0 < max(delays) <= REQUEST_QUEUE_GROWTH * 0.16 + 1e-9
 
 
-def test_a_measured_growth_replaces_the_fitted_one():
+def test_the_links_growth_bounds_the_wait_in_place_of_the_fitted_one():
     deep = replace(LINK, request_queue_s=10.0)
     slow = _download_delays(replace(deep, request_queue_growth=0.05))
     fast = _download_delays(replace(deep, request_queue_growth=1.0))

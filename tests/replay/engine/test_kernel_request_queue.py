@@ -43,7 +43,7 @@ def test_kernel_equals_reference_with_a_request_queue(model: str, sharing: objec
 
 @needs_numba
 def test_kernel_takes_the_links_growth():
-    """A measured growth reaches the kernel as it reaches the reference engine."""
+    """A link's own growth reaches the kernel as it reaches the reference engine."""
     graph = load_stepgraph(TRACES_DIR / "inception" / "graph.json")
     compiled = compile_graph(graph)
     link = replace(target_link(graph, 25e6, latency_s=0.005), request_queue_s=0.07, request_queue_growth=1.0)
