@@ -445,6 +445,8 @@ def measure_point(request: MeasureRequest, workers: int, topology: ShapedTopolog
     point = build_point(result, request.batch_size, cpu)
     if result.get("settled_s") is not None:
         point["settled_s"] = result["settled_s"]
+    if result.get("window_start_unix_s") is not None:
+        point["window_start_unix_s"] = result["window_start_unix_s"]  # to align samples taken beside the run
     if link is not None:
         point["link"] = link
     for entry in point["per_worker"]:
