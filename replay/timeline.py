@@ -114,6 +114,26 @@ def chrome_trace(
             }
         )
 
+    # Behind a deep upload buffer a step's first requests reach the PS only after the backlog
+    # other workers queued: drawn beside the step so the gap before its downloads has a name.
+    for w, step, start, wait in record.request_waits:
+        if wait <= 0.0:
+            continue
+        pid = worker_lane_place[w][0][0]
+        name_thread(pid, 1001, "requests in the upload queue")
+        events.append(
+            {
+                "ph": "X",
+                "name": "request queue",
+                "cat": "RequestQueue",
+                "pid": pid,
+                "tid": 1001,
+                "ts": to_us(start),
+                "dur": max(_MIN_DUR_US, to_us(start + wait) - to_us(start)),
+                "args": {"name": f"worker {w} step {step}", "wait_ms": wait * 1e3},
+            }
+        )
+
     for w, i, start, end, step in record.ops:
         if budget <= 0:
             break

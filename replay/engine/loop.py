@@ -92,6 +92,9 @@ class TimelineRecord:
     # (worker, step, start_s, end_s, outcome): outcome "applied", "dropped" (the PS refused the
     # gradient: stale or late) or "aborted" (the discipline interrupted the step; no gradient sent)
     steps: list[tuple[int, int, float, float, str]] = field(default_factory=list)
+    # (worker, step, start_s, wait_s): how long a step's requests waited behind the upload
+    # backlog (``LinkConfig.request_queue_s``); only where the link has a request queue
+    request_waits: list[tuple[int, int, float, float]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -328,7 +331,10 @@ def simulate(
             pending[vb : vb + n] = indeg
             step_start[v] = t
             if request_queue_s > 0.0:
-                ps_not_before[v] = t + request_wait_s(t)
+                wait = request_wait_s(t)
+                ps_not_before[v] = t + wait
+                if recording and steps_done[v] < record_steps:
+                    record.request_waits.append((v, steps_done[v], t, wait))
             hold[v] = worker_hold(v)
             params_out[v] = n_downloads
             run.on_step_start(v, t)

@@ -85,3 +85,26 @@ def test_a_chain_whose_download_follows_no_ps_op_replays_on_the_reference_engine
 def test_an_impossible_request_queue_is_refused():
     with pytest.raises(ToolError, match="request queue"):
         replace(LINK, request_queue_s=-0.1)
+
+
+def test_the_recorded_waits_are_the_delays_of_the_steps_downloads_and_are_drawn():
+    """Each recorded request wait is how long that step's download joined the link after the step
+    began (the chain's download follows no PS op, so the wait alone delays it), and the synthetic
+    timeline names it as a slice beside the step."""
+    from replay.timeline import chrome_trace
+
+    compiled = compile_graph(GRAPH)
+    result = _run(DEEP, 2, record=8)
+    assert result.timeline is not None
+    waits = {(w, step): wait for w, step, _, wait in result.timeline.request_waits}
+    # every step but each worker's first, which starts before any gradient is on the link
+    assert sorted(waits) == [(w, step) for w in range(2) for step in range(1, 8)]
+    assert max(waits.values()) > 0.005
+    begun = {(w, step): start for w, step, start, _, _ in result.timeline.steps}
+    for w, node, _, admitted, _, _, step in result.timeline.transfers:
+        if compiled.kind[node] == KIND_DOWNLOAD and (w, step) in begun:
+            assert admitted - begun[(w, step)] == pytest.approx(waits.get((w, step), 0.0), abs=1e-9)
+    drawn = [e for e in chrome_trace(result.timeline, compiled, 2)["traceEvents"] if e.get("cat") == "RequestQueue"]
+    assert len(drawn) == sum(1 for wait in waits.values() if wait > 0.0)
+    assert max(e["args"]["wait_ms"] for e in drawn) == pytest.approx(max(waits.values()) * 1e3)
+    assert _run(LINK, 2, record=8).timeline.request_waits == []
