@@ -5,6 +5,7 @@ stands for, read off the shaped qdisc while a real cluster trains.
     python benchmarks/request_queue_in_training.py OUT MODEL BANDWIDTH_MBIT QUEUE CC WORKERS
         [--batch-size B] [--duration S] [--settle S] [--interval-ms MS]
     python benchmarks/request_queue_in_training.py OUT --report
+    python benchmarks/request_queue_in_training.py OUT --replay FOLDER WORKERS [--seeds N]
 
 MODEL is a zoo name or a model file (a validation's ``probe_model.py`` runs the probe instead).
 One run as ``tracetool measure`` makes it (a fresh shaped cluster, a window of ``--duration``
@@ -12,22 +13,29 @@ seconds opening ``--settle`` s after the last worker is warm), while a thread sa
 backlog of both shaped qdiscs every ``--interval-ms`` over rtnetlink
 (``tracetool.cluster.qdisc_backlog``). Each worker's step starts (its window's step spans) are
 matched with the upload backlog then: that backlog, in ms of the line rate, is what the step's
-first requests to the PS wait behind. Writes OUT/<model>-<bw>mbit-<queue>-<cc>-<N>w.json; ``--report``
-prints every JSON in OUT as a table and draws OUT/request-queue-in-training.png. Takes a real
-TensorFlow cluster for about ``--settle`` + ``--duration`` + 40 s: run it alone.
+first requests to the PS wait behind. Writes OUT/<model>-<bw>mbit-<queue>-<cc>-<N>w.json.gz (the
+window's samples); ``--report`` prints every run in OUT as a table and draws
+OUT/request-queue-in-training.png. Takes a real TensorFlow cluster for about ``--settle`` +
+``--duration`` + 40 s: run it alone.
+
+``--replay FOLDER`` replays a validation's folder (its ``prediction.json`` link with its request
+queue, and ``graph.json``; or a ``validation.json`` alone, which names both) for WORKERS over
+``--seeds`` seeds and prints the same figures for the replay's waits
+(``TimelineRecord.request_waits``): what the model says the steps' requests wait.
 """
 
 from __future__ import annotations
 
 import argparse
 import bisect
+import gzip
 import json
 import statistics
 import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the repository, for benchmarks.* too
 
 from tracetool.cluster.qdisc_backlog import BacklogSampler  # noqa: E402
 from tracetool.cluster.topology import ShapedTopology, parse_queue  # noqa: E402
@@ -57,6 +65,33 @@ def measure(model: str, bandwidth_mbit: float, queue_text: str, cc: str, workers
                            for e in point["per_worker"]],
             "link": point.get("link"), "upload": up.samples.as_dict(), "download": down.samples.as_dict(),
             "sampler_errors": [str(e) for e in (up.error, down.error) if e is not None]}
+
+
+def compact(run: dict, margin_s: float = 1.0) -> dict:
+    """The run with its samples cut to the window (``margin_s`` either side) and without the
+    packet counts: what the figures use, some 20 times smaller."""
+    start = run["window_start_unix_s"] - margin_s
+    end = run["window_start_unix_s"] + run["duration_s"] + margin_s
+    kept = dict(run)
+    for direction in ("upload", "download"):
+        samples = run[direction]
+        pairs = [(t, b) for t, b in zip(samples["unix_s"], samples["backlog_bytes"], strict=True) if start <= t <= end]
+        kept[direction] = {"device": samples["device"], "unix_s": [round(t, 4) for t, _ in pairs],
+                           "backlog_bytes": [b for _, b in pairs]}
+    return kept
+
+
+def save(run: dict, path: Path) -> None:
+    """Gzipped JSON, through a temporary file so that a cut-off run leaves nothing half-written."""
+    tmp = path.with_name(path.name + ".tmp")
+    with gzip.open(tmp, "wt") as out:
+        json.dump(compact(run), out, separators=(",", ":"))
+    tmp.replace(path)
+
+
+def load(path: Path) -> dict:
+    with gzip.open(path, "rt") as source:
+        return json.load(source)
 
 
 def backlog_ms_at(samples: dict, unix_s: float, bandwidth_bps: float) -> float | None:
@@ -102,7 +137,7 @@ def summarise(run: dict) -> dict:
 
 
 def report(out: Path) -> None:
-    runs = [json.loads(p.read_text()) for p in sorted(out.glob("*.json"))]
+    runs = [load(p) for p in sorted(out.glob("*.json.gz"))]
     if not runs:
         raise SystemExit(f"no runs in {out}; measure one first")
     print("| run | steps/s | upload backlog at step starts, ms (q1 / median / q3; mean) "
@@ -147,6 +182,42 @@ def plot(runs: list[dict], path: Path, slice_s: float = 6.0) -> None:
     print(f"wrote {path}")
 
 
+def replayed_waits(folder: Path, workers: int, seeds: int) -> None:
+    """The replay's request waits at its steps' starts after warm-up, over seeds, in ms."""
+    from benchmarks.request_queue_fit import recorded_link, recorded_settings
+    from replay.engine.loop import DurationModel, one_step_time_s, simulate
+    from replay.sweep import prepare
+    from tracetool.graph.stepgraph import load_stepgraph
+
+    graph = folder / "graph.json"
+    if (folder / "prediction.json").exists():
+        prediction = json.loads((folder / "prediction.json").read_text())
+    else:  # a re-prediction that kept only its validation.json, which names the link and graph
+        validation = json.loads((folder / "validation.json").read_text())
+        prediction = {"link": validation["prediction_link"], "settings": validation["prediction_settings"]}
+        graph = graph if graph.exists() else Path(validation["profile"])
+    link0 = recorded_link(prediction)
+    settings = recorded_settings(prediction)
+    compiled, link, sharing, order, calibration = prepare(load_stepgraph(graph), link0, settings)
+    one_step = one_step_time_s(compiled, link, sharing=sharing, order=order, compute_scale=calibration.compute_scale)
+    durations = DurationModel(compute_scale=calibration.compute_scale)
+    waits: list[float] = []
+    rates = []
+    for seed in range(seeds):
+        steps = settings.warmup_steps + settings.measured_steps
+        result = simulate(compiled, workers, link.for_workers(workers), sharing=sharing, order=order,
+                          durations=durations, measured_steps=settings.measured_steps,
+                          warmup_steps=settings.warmup_steps, seed=seed, stagger_s=one_step, record_steps=steps)
+        assert result.timeline is not None
+        waits += [w * 1e3 for _, step, _, w in result.timeline.request_waits if step >= settings.warmup_steps]
+        rates.append(result.steps_per_second)
+    q = statistics.quantiles(waits, n=4) if len(waits) >= 4 else [float("nan")] * 3
+    print(f"replay of {folder}, {workers} workers, request queue {link.request_queue_s * 1e3:.1f} ms, growth "
+          f"{link.request_queue_growth:g}: {statistics.fmean(rates):.3f} steps/s ({min(rates):.2f}-{max(rates):.2f}); "
+          f"wait at step starts q1 / median / q3 {q[0]:.1f} / {statistics.median(waits):.1f} / {q[2]:.1f} ms, "
+          f"mean {statistics.fmean(waits):.1f} ms over {len(waits)} steps")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("out", type=Path)
@@ -160,9 +231,14 @@ def main() -> None:
     parser.add_argument("--settle", type=float, default=20.0)
     parser.add_argument("--interval-ms", type=float, default=2.0)
     parser.add_argument("--report", action="store_true")
-    args = parser.parse_args()
+    parser.add_argument("--replay", type=Path, metavar="FOLDER")
+    parser.add_argument("--seeds", type=int, default=4)
+    args = parser.parse_intermixed_args()
     if args.report:
         report(args.out)
+        return
+    if args.replay is not None:
+        replayed_waits(args.replay, int(args.model or 2), args.seeds)
         return
     if None in (args.model, args.bandwidth_mbit, args.queue, args.cc, args.workers):
         parser.error("give MODEL BANDWIDTH_MBIT QUEUE CC WORKERS, or --report")
@@ -170,10 +246,8 @@ def main() -> None:
                   args.duration, args.settle, args.interval_ms / 1e3)
     args.out.mkdir(parents=True, exist_ok=True)
     name = f"{Path(args.model).stem}-{args.bandwidth_mbit:g}mbit-{args.queue}-{args.cc}-{args.workers}w"
-    path = args.out / f"{name}.json"
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(run))
-    tmp.replace(path)
+    path = args.out / f"{name}.json.gz"
+    save(run, path)
     s = summarise(run)
     print(f"wrote {path}: {run['steps_per_s']:.3f} steps/s; upload backlog at step starts "
           f"{s['at_step_starts_ms'][1]:.1f} ms median, {s['at_step_starts_mean_ms']:.1f} ms mean; "
