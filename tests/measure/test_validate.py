@@ -18,6 +18,7 @@ from tracetool.measure.validate import (
     compare,
     error_pct,
     format_table,
+    machine_mismatch,
     one_run_range,
     probe_run_spread,
     shaped_queue_s,
@@ -365,6 +366,14 @@ def test_reused_measurement_of_another_model_is_refused(tmp_path: Path):
     assert result.stderr.strip().startswith("error: ") and len(result.stderr.strip().splitlines()) == 1
 
 
+def test_a_profile_from_another_cpu_is_named_and_an_unknown_one_is_not():
+    assert machine_mismatch("Intel(R) Xeon(R) Processor", "AMD EPYC").startswith(
+        "the profile was made on Intel(R) Xeon(R) Processor, the runs are on AMD EPYC")
+    assert machine_mismatch("AMD EPYC", "AMD EPYC") is None
+    assert machine_mismatch(None, "AMD EPYC") is None  # a graph from before the CPU was recorded
+    assert machine_mismatch("AMD EPYC", None) is None
+
+
 def test_the_step_graph_a_validation_saved_re_predicts_it_without_the_profile(tmp_path: Path):
     """A campaign point keeps graph.json, measured.json and TensorFlow's link probe, not the
     profile's traces: validate from them predicts exactly what that validation predicted (the
@@ -372,9 +381,14 @@ def test_the_step_graph_a_validation_saved_re_predicts_it_without_the_profile(tm
     point = REPO_ROOT / "benchmarks" / "results" / "environments" / "cubic-5ms" / "mlp-100mbit"
     earlier = point / "tf-probe-per-count"
     out = tmp_path / "v"
+    # the same graph, said to be profiled on another CPU than the runs': predicted the same, warned
+    graph = json.loads((earlier / "graph.json").read_text())
+    graph["model"]["cpu_model"] = "Another CPU"
+    other_cpu = tmp_path / "graph.json"
+    other_cpu.write_text(json.dumps(graph))
     result = subprocess.run(
         tracetool_argv("validate", "--model", "mlp", "--bandwidth", "100mbit", "--queue", "5ms",
-                       "--from-profile", str(earlier / "graph.json"),
+                       "--from-profile", str(other_cpu),
                        "--from-measured", str(point / "measured" / "measured.json"),
                        "--from-link-probe", str(earlier / "link-probe.json"), "--out", str(out)),
         capture_output=True, text=True, timeout=300, cwd=REPO_ROOT)
@@ -384,7 +398,9 @@ def test_the_step_graph_a_validation_saved_re_predicts_it_without_the_profile(tm
     assert [(r["workers"], r["predicted"]) for r in again["rows"]] == [(r["workers"], r["predicted"])
                                                                         for r in before["rows"]]
     assert again["link_fit"]["contention_by_workers"] == before["link_fit"]["contention_by_workers"]
-    assert again["profile"] == str(earlier / "graph.json")
+    assert again["profile"] == str(other_cpu)
+    measured_on = json.loads((point / "measured" / "measured.json").read_text())["cpu_model"]
+    assert f"warning: the profile was made on Another CPU, the runs are on {measured_on}" in result.stderr
     # a file that is not a step graph is refused before anything runs
     refused = subprocess.run(
         tracetool_argv("validate", "--model", "mlp", "--workers", "1,2", "--bandwidth", "100mbit",

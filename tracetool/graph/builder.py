@@ -361,6 +361,9 @@ def build_stepgraph(traces: list[StepTrace], meta: dict[str, Any] | None = None,
             "traced_step_time_s",
             "intra_op_threads",
             "inter_op_threads",
+            # the CPU the op times were measured on: they hold on that CPU only
+            "cpu_model",
+            "cpu_count",
         )
         if k in meta
     }

@@ -13,6 +13,7 @@ This module compares; it neither simulates nor measures by itself.
 from __future__ import annotations
 
 import io
+import json
 import math
 import os
 import shutil
@@ -24,6 +25,7 @@ from typing import Any
 
 from tracetool.atomic_files import write_json_atomically, write_text_atomically
 from tracetool.cluster.cpu_quota import require_cpu_controller
+from tracetool.cluster.machine_facts import cpu_model
 from tracetool.cluster.topology import format_bandwidth
 from tracetool.collect.model_loader import model_label
 from tracetool.errors import ToolError
@@ -695,6 +697,10 @@ def run_validate(request: ValidateRequest, progress: Any = None) -> Path:
         raise ToolError("--contention-efficiency probe needs a worker count of 2 or more, where connections contend")
     saved_graph = _check_reused_inputs(request)
     _check_prediction_settings(request)
+    mismatch = machine_mismatch(_profile_cpu(request, saved_graph),
+                                measured_file.get("cpu_model") if measured_file else cpu_model())
+    if mismatch:
+        say(f"warning: {mismatch}")
     out_dir = Path(os.path.abspath(request.out_dir))
     with output_folder(out_dir, "tracetool validate") as staging:
         _keep_reused_inputs(request, out_dir, staging)
@@ -765,6 +771,32 @@ def _measured_discipline(m: MeasureRequest, measured: dict[str, Any], path: Path
         raise ToolError(f"{path} was measured with slowed workers {had}, not the --slow-worker given")
     return replace(m, sync=sync, replicas_to_aggregate=r,
                    slow_workers=tuple(SlowWorker(int(s["task_index"]), float(s["factor"])) for s in slowed))
+
+
+def machine_mismatch(profile_cpu: str | None, measuring_cpu: str | None) -> str | None:
+    """Why a profile made on one CPU cannot be checked against runs on another, or None.
+
+    The replay's compute is the profile's op times (scaled to its own untraced step): on another
+    CPU a model computes at another speed (resnet's step took twice the CPU time on an AMD EPYC
+    as on the Intel Xeon it was profiled on), so the rows would measure the two CPUs, not the
+    prediction. Unknown on either side (graphs from before the CPU was recorded): None."""
+    if not profile_cpu or not measuring_cpu or profile_cpu == measuring_cpu:
+        return None
+    return (f"the profile was made on {profile_cpu}, the runs are on {measuring_cpu}: op times do not carry "
+            "over between CPUs, so the rows compare the two machines too; profile where you measure "
+            "(drop --from-profile)")
+
+
+def _profile_cpu(request: ValidateRequest, saved_graph: Any) -> str | None:
+    """The CPU a reused profile ran on, where it says (a step graph's model, a profile's meta.json)."""
+    if saved_graph is not None:
+        return saved_graph.model.get("cpu_model")
+    if request.from_profile is not None and (request.from_profile / "meta.json").is_file():
+        try:
+            return json.loads((request.from_profile / "meta.json").read_text()).get("cpu_model")
+        except (OSError, ValueError, AttributeError):
+            return None  # the profile's own reader says what is wrong with it
+    return None
 
 
 def _check_reused_inputs(request: ValidateRequest) -> Any:
