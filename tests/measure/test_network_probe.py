@@ -329,8 +329,8 @@ def test_probe_recovers_the_line_rate_and_tells_a_deep_queue_from_a_shallow_one(
     where TCP small queues hold back what a sender queues, so their queue stays short either way."""
     from tracetool.measure.network_probe import probe_network
 
-    shallow = probe_network(100e6, QueueSize(ms=5), "cubic", trials=2, step_fit=False)
-    deep = probe_network(100e6, QueueSize(ms=100), "cubic", trials=2, step_fit=False)
+    shallow = probe_network(100e6, QueueSize(ms=5), "cubic", trials=1, step_fit=False)
+    deep = probe_network(100e6, QueueSize(ms=100), "cubic", trials=1, step_fit=False)
     for profile in (shallow, deep):
         for direction in (profile.download, profile.upload):
             assert direction.line_rate_bps == pytest.approx(100e6, rel=0.02)
@@ -367,7 +367,7 @@ def test_probe_of_real_hosts_runs_on_each_host_and_ends_by_itself(tmp_path: Path
                                     stderr=subprocess.PIPE, text=True)
 
         procs = [start("ps", 0), start("worker", 1), start("worker", 2),
-                 start("worker", 0, "--transport", transport, "--out", str(out))]
+                 start("worker", 0, "--transport", transport, "--step-window", "4", "--out", str(out))]
         try:
             results = [p.communicate(timeout=400) for p in reversed(procs)]
         finally:
@@ -426,7 +426,8 @@ def test_the_reference_step_fit_runs_on_a_real_shaped_link():
     down, up, compute_s = reference_step(50e6, 0.25)
     assert down == up and 8 * down / 50e6 == pytest.approx(0.25 * 0.956, rel=0.01)
     prober = emulated_step_prober(50e6, QueueSize(ms=100), "bbr")
-    fit = fit_reference_step(50e6, 0.002, QueueSize(ms=100).delay_s(50e6), prober, "bbr", workers=(1, 2, 3))
+    fit = fit_reference_step(50e6, 0.002, QueueSize(ms=100).delay_s(50e6), prober, "bbr", workers=(1, 2, 3),
+                             min_window_s=5.0)
     assert fit.contention_source == "probe rates"
     assert 0.1 <= fit.contention_efficiency <= 1.0
     assert 0.1 <= fit.download_reverse_efficiency <= 1.0 and 0.1 <= fit.upload_reverse_efficiency <= 1.0
@@ -444,7 +445,7 @@ def test_tensorflow_runs_the_reference_step_on_a_real_shaped_link(tmp_path: Path
 
     work = tmp_path / "work"
     fit = tensorflow_reference_step_fit(50e6, 0.002, QueueSize(ms=100), "cubic", 0.1, work, workers=(1, 3, 4),
-                                        min_window_s=5.0, settle_s=3.0)
+                                        min_window_s=4.0, settle_s=2.0)
     assert (fit.transfer_s, fit.download_bytes) == (0.1, fit.upload_bytes)
     assert 8 * fit.download_bytes / 50e6 == pytest.approx(0.1 * 0.956, rel=0.01)
     rates = dict(fit.runs)
@@ -456,7 +457,7 @@ def test_tensorflow_runs_the_reference_step_on_a_real_shaped_link(tmp_path: Path
     assert all(0.1 <= e <= 1.0 for _, e in fit.contention_by_workers)
     assert (work / "probe_model.py").exists() and (work / "probe-measured" / "measured.json").exists()
     measured = json.loads((work / "probe-measured" / "measured.json").read_text())
-    assert measured["settle_s"] == 3.0 and all(2.0 <= run["settled_s"] <= 5.5 for point in measured["points"]
+    assert measured["settle_s"] == 2.0 and all(1.5 <= run["settled_s"] <= 4.5 for point in measured["points"]
                                                for run in point.get("runs", [point]))
 
 

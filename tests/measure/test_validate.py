@@ -189,8 +189,8 @@ def test_real_validation_writes_rows_summary_and_plot(tmp_path: Path):
     out = tmp_path / "v"
     common = ["--model", "mlp", "--model-arg", "width=128", "--batch-size", "8", "--bandwidth", "20mbit"]
     result = subprocess.run(
-        tracetool_argv("validate", *common, "--workers", "1,2", "--duration", "4", "--settle", "2", "--warmup", "3",
-                       "--probe-duration", "3",
+        tracetool_argv("validate", *common, "--workers", "1,2", "--duration", "2", "--settle", "2", "--warmup", "3",
+                       "--probe-duration", "2",
                        "--steps", "2", "--seeds", "2", "--repeats", "2",
                        # no two runs agree this well: every count gets the one more run the cap allows
                        "--max-standard-error", "0.0001%", "--max-repeats", "3", "--out", str(out)),
@@ -258,7 +258,7 @@ def test_real_validation_writes_rows_summary_and_plot(tmp_path: Path):
     reuse = subprocess.run(
         tracetool_argv("validate", *common, "--seeds", "2", "--from-profile", str(out / "profile"),
                        "--from-measured", str(out / "measured" / "measured.json"), "--contention-efficiency",
-                       "probe", "--probe-transport", "tcp", "--probe-duration", "4", "--out", str(again)),
+                       "probe", "--probe-transport", "tcp", "--probe-duration", "2", "--out", str(again)),
         capture_output=True, text=True, timeout=180, cwd=REPO_ROOT,
     )
     assert reuse.returncode == 0, reuse.stderr
@@ -303,7 +303,7 @@ def test_real_validation_writes_rows_summary_and_plot(tmp_path: Path):
     fourth = tmp_path / "v4"
     tensorflow_probe = subprocess.run(
         tracetool_argv("validate", *common, "--seeds", "2", "--from-profile", str(out / "profile"),
-                       "--from-measured", str(out / "measured" / "measured.json"), "--probe-duration", "3",
+                       "--from-measured", str(out / "measured" / "measured.json"), "--probe-duration", "2",
                        "--settle", "2", "--probe-repeats", "1", "--out", str(fourth)),
         capture_output=True, text=True, timeout=300, cwd=REPO_ROOT,
     )

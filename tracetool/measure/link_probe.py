@@ -326,10 +326,11 @@ DEFAULT_PROBE_WINDOW_S = 10.0
 PROBE_STEPS_PER_WORKER = 3
 
 
-def probe_window_s(workers: int, alone_step_s: float) -> float:
-    """Seconds of each worker count's probe window: N workers on one link take about N times a
-    step alone (mobilenet_v2's 9 MB steps at 50mbit: 3.1 s alone, 37 s for 4 workers)."""
-    return min(3600.0, max(DEFAULT_PROBE_WINDOW_S, PROBE_STEPS_PER_WORKER * workers * alone_step_s))
+def probe_window_s(workers: int, alone_step_s: float, floor_s: float = DEFAULT_PROBE_WINDOW_S) -> float:
+    """Seconds of each worker count's probe window, at least ``floor_s``: N workers on one link
+    take about N times a step alone (mobilenet_v2's 9 MB steps at 50mbit: 3.1 s alone, 37 s for
+    4 workers)."""
+    return min(3600.0, max(floor_s, PROBE_STEPS_PER_WORKER * workers * alone_step_s))
 
 
 def check_probe_repeats(repeats: int, option: str = "--probe-repeats") -> None:

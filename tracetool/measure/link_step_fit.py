@@ -105,7 +105,7 @@ def fit_reference_step(bandwidth_bps: float, latency_s: float, queue_s: float | 
     say = progress or (lambda text: None)
     download, upload, compute_s = reference_step(bandwidth_bps, transfer_s)
     payload_bps = bandwidth_bps * payload_efficiency_for_mtu(MTU)
-    window_s = max(min_window_s, probe_window_s(max(workers), 2 * transfer_s + compute_s))
+    window_s = probe_window_s(max(workers), 2 * transfer_s + compute_s, floor_s=min_window_s)
     say(f"  reference step: {download:,} B down, {upload:,} B up, {compute_s * 1e3:.0f} ms compute, "
         f"{', '.join(map(str, workers))} worker(s)")
     points = []

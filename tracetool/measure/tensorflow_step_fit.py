@@ -71,7 +71,7 @@ def tensorflow_reference_step_fit(bandwidth_bps: float, latency_s: float, queue:
     say = progress or (lambda text: None)
     download, upload, compute_s = reference_step(bandwidth_bps, transfer_s)
     tensors = split_bytes(download)
-    window_s = max(min_window_s, probe_window_s(max(workers), 2 * transfer_s + compute_s))
+    window_s = probe_window_s(max(workers), 2 * transfer_s + compute_s, floor_s=min_window_s)
     say(f"  reference step run by TensorFlow: {len(tensors)} tensors, {download:,} B each way, "
         f"{compute_s * 1e3:.0f} ms compute, {', '.join(map(str, workers))} worker(s), {window_s:.0f} s windows "
         f"after {settle_s:g} s of settling")
