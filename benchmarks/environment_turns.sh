@@ -2,7 +2,10 @@
 # Validate campaign points again with validate's defaults of today: 60-second windows opening
 # 20 s after the last worker is warm, the model's runs and its TensorFlow probe's taking turns,
 # more runs of both where either's runs, or their two means, disagree. The profile is the point's
-# own step graph, so only the runs are new.
+# own step graph, so only the runs are new; where that graph was profiled on another CPU than this
+# machine's (its own cpu_model, or else the point's first measurement's), validate profiles the
+# model again here: a step graph from one CPU does not predict runs on another (resnet's compute
+# doubled from an Intel Xeon to an AMD EPYC).
 #
 #     benchmarks/environment_turns.sh ROOT ENV/POINT [ENV/POINT ...]
 #
@@ -32,9 +35,13 @@ for target in "$@"; do
         echo "$(date -u +%H:%M:%S) stopped before $env $point ($ROOT/STOP exists)"
         break
     fi
-    echo "$(date -u +%H:%M:%S) validate $env $point into $FOLDER/"
+    profile=(--from-profile "$dir/graph.json")
+    if ! python3 "$(dirname "$0")/profiled_here.py" "$dir/graph.json" "$dir/measured/measured.json"; then
+        profile=()
+    fi
+    echo "$(date -u +%H:%M:%S) validate $env $point into $FOLDER/ (${profile[*]:-profiling on this CPU})"
     flock /tmp/tfsim-tf.lock "$TRACETOOL" validate --model "$model" --bandwidth "$bandwidth" --queue "$queue" \
-        --tcp-congestion-control "$cc" --workers 1-4 --from-profile "$dir/graph.json" --out "$dir/$FOLDER" \
+        --tcp-congestion-control "$cc" --workers 1-4 "${profile[@]}" --out "$dir/$FOLDER" \
         > "$dir/$FOLDER.log" 2>&1 || echo "validate $env $point failed: $(tail -1 "$dir/$FOLDER.log")"
 done
 echo "$(date -u +%H:%M:%S) done"
