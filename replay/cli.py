@@ -63,6 +63,7 @@ def replay_settings(args: argparse.Namespace, **discipline: object):  # noqa: AN
         calibrate=not args.no_calibration,
         worker_speeds=parse_worker_speeds(args.worker_speeds),
         slowdown=args.slowdown,
+        shared_cores=getattr(args, "shared_cores", 0),
         engine=getattr(args, "engine", "auto"),
         **{"sync": getattr(args, "sync", "async"), "staleness": args.staleness,
            "replicas_to_aggregate": args.replicas_to_aggregate, "cutoff": args.cutoff, **discipline},
@@ -344,6 +345,12 @@ def add_replay_options(p: argparse.ArgumentParser) -> None:
         "--no-calibration",
         action="store_true",
         help="use traced durations as they are (no tracing-overhead correction)",
+    )
+    p.add_argument(
+        "--shared-cores", type=int, default=0, metavar="CORES",
+        help="let every worker's compute share this many cores, as when all the workers of a validation run on one "
+        "machine (each op at most one core; with more ops running than cores each slows to cores / running); "
+        "not with --sync cutoff or saps; on the Python engine (default 0: each worker on a machine of its own)",
     )
     p.add_argument(
         "--worker-speeds", default="", metavar="S1,S2,...",

@@ -102,7 +102,8 @@ def _prepared(case: GridCase) -> dict[str, Any]:
             "stagger_s": one_step_time_s(compiled, link, sharing=sharing, order=order,
                                          compute_scale=calibration.compute_scale),
             "slowdown": parse_slowdown(settings.slowdown), "worker_speeds": tuple(settings.worker_speeds),
-            "discipline": settings.discipline(), "model": str(graph.model.get("name", "")),
+            "discipline": settings.discipline(), "shared_cores": settings.shared_cores,
+            "model": str(graph.model.get("name", "")),
             "batch_size": int(graph.model.get("batch_size") or 0),
         }
         state["engine"] = _choose_engine(state, [1], settings.engine)

@@ -35,6 +35,7 @@ def format_table(prediction: Prediction) -> str:
         f"calibration: op durations x {prediction.calibration.compute_scale:.4f} ({prediction.calibration.note})",
         f"link-capacity bound {prediction.link_bound_steps_per_second:.2f} steps/s",
         *_unequal_workers_line(prediction),
+        *_shared_cores_line(prediction),
         *_sync_line(prediction),
         "",
         f"{'workers':>7} {'steps/s':>9} {'± std':>7} {'examples/s':>11} {'step ms':>8} {'compute':>8} "
@@ -108,6 +109,13 @@ def _unequal_workers_line(prediction: Prediction) -> list[str]:
         return []
     speeds = ",".join(f"{s:g}" for s in settings.worker_speeds) or "all 1"
     return [f"unequal workers: speeds {speeds} (the rest 1), slowdown {settings.slowdown}"]
+
+
+def _shared_cores_line(prediction: Prediction) -> list[str]:
+    cores = prediction.settings.shared_cores
+    if not cores:
+        return []
+    return [f"shared cores: every worker's compute shares {cores} core(s), as on one machine (each op at most one)"]
 
 
 def _sync_line(prediction: Prediction) -> list[str]:

@@ -61,6 +61,7 @@ MAX_SIMULATED_OPS = 10**9
 ENGINE_OPS_PER_SECOND = 150_000
 # The event loops a sweep may use (ReplaySettings.engine).
 ENGINES = ("auto", "python", "compiled")
+MAX_SHARED_CORES = 4096
 
 
 @dataclass(frozen=True)
@@ -127,6 +128,9 @@ class ReplaySettings:
     # profiled worker, and a process of per-step slowdowns ("none", "lognormal:0.3", ...).
     worker_speeds: tuple[float, ...] = ()
     slowdown: str = "none"
+    # Cores every worker's compute shares (replay.engine.cores), as when a validation runs all the
+    # workers on one machine; 0: each worker on a machine of its own, as in a real cluster.
+    shared_cores: int = 0
     # How workers coordinate (replay.sync.disciplines): "async", "ssp" or "saps" with a staleness
     # bound, "sync" or "backup" with R, "cutoff" with a cutoff rule.
     sync: str = "async"
@@ -294,11 +298,19 @@ def _replay_with(engine: Any, s: dict[str, Any], workers: int, seed: int) -> Run
         slowdown=s["slowdown"],
         worker_speeds=s["worker_speeds"],
         discipline=s["discipline"],
+        **_cores_argument(s["shared_cores"]),
     )
+
+
+def _cores_argument(shared_cores: int) -> dict[str, int]:
+    """The Python engine's shared cores, where there are any: the kernel does not take them."""
+    return {"shared_cores": shared_cores} if shared_cores else {}
 
 
 def _kernel_gap(s: dict[str, Any]) -> str | None:
     """The setting that keeps this replay off the compiled kernel, or None."""
+    if s["shared_cores"]:
+        return "--shared-cores"
     return unsupported_setting(sharing=s["sharing"], order=s["order"], discipline=s["discipline"], link=s["link"],
                                compiled=s["compiled"])
 
@@ -416,6 +428,7 @@ def run_sweep(
         "slowdown": parse_slowdown(settings.slowdown),
         "worker_speeds": tuple(settings.worker_speeds),
         "discipline": settings.discipline(),
+        "shared_cores": settings.shared_cores,
     }
     state["engine"] = _choose_engine(state, workers, settings.engine)
     # Largest worker counts first: they take longest, so the pool stays balanced.
@@ -473,6 +486,12 @@ def check_settings(settings: ReplaySettings) -> None:
     check_worker_speeds(tuple(settings.worker_speeds))
     parse_slowdown(settings.slowdown)
     settings.discipline()
+    if not 0 <= settings.shared_cores <= MAX_SHARED_CORES:
+        raise ToolError(f"--shared-cores must be between 0 (each worker on its own machine) and {MAX_SHARED_CORES}, "
+                        f"got {settings.shared_cores}")
+    if settings.shared_cores and settings.discipline().interrupts_steps:
+        raise ToolError(f"--shared-cores is not replayed with --sync {settings.sync}, which interrupts steps: its "
+                        "abandoned compute would stay on the cores")
 
 
 def check_discipline(workers: list[int], settings: ReplaySettings) -> None:
@@ -625,13 +644,13 @@ def _record_timeline(
         worker_speeds=tuple(settings.worker_speeds),
         discipline=settings.discipline(),
     )
-    if settings.engine != "python" and kernel_unavailable() is None and unsupported_setting(
-            sharing=sharing, order=order, discipline=run["discipline"]) is None:
+    if (settings.engine != "python" and kernel_unavailable() is None and not settings.shared_cores
+            and unsupported_setting(sharing=sharing, order=order, discipline=run["discipline"]) is None):
         try:  # the same record as the Python engine's (tests/replay/engine/test_kernel_timeline.py)
             return simulate_fast(compiled, workers, link, **run), compiled, link
         except KernelUnavailable as exc:
             _engine_notice(str(exc))
-    return simulate(compiled, workers, link, **run), compiled, link
+    return simulate(compiled, workers, link, **run, **_cores_argument(settings.shared_cores)), compiled, link
 
 
 @contextmanager

@@ -55,6 +55,7 @@ from replay.engine.compiled import (
     UPLINK,
     CompiledGraph,
 )
+from replay.engine.cores import SharedCores
 from replay.engine.link import LinkConfig
 from replay.engine.order import OrderPolicy, TraceOrder
 from replay.engine.sharing import FairSharing, SharingModel
@@ -66,6 +67,7 @@ _LINK = 1  # a link direction may have finished transfers (worker field = direct
 _PS_READY = 2  # a PS op has waited its gap and queues for its PS device
 _SYNC = 3  # the sync discipline asked to be woken (an aggregated update completes)
 _REQUESTED = 4  # a download's request reaches the PS behind other workers' queued gradients
+_CORES = 5  # compute ops on the shared cores may have ended (``shared_cores``)
 
 
 class ReplayTimeOverflow(ValueError):
@@ -177,6 +179,7 @@ def simulate(
     slowdown: SlowdownSpec = NO_SLOWDOWN,
     worker_speeds: tuple[float, ...] = (),
     discipline: SyncDiscipline | None = None,
+    shared_cores: int = 0,
 ) -> RunResult:
     """Replay ``workers`` workers until ``measured_steps`` steps per worker (in total over all
     workers) have completed after warm-up; see the module docstring for the semantics.
@@ -188,8 +191,12 @@ def simulate(
     ``worker_speeds`` (the first workers' compute speeds relative to the profiled one; the rest
     at 1) and ``slowdown`` (a process of per-step slowdowns) make workers unequal
     (``replay.engine.slowdown``). ``discipline`` decides whether a worker may start its next
-    step when it ends one (``replay.sync.disciplines``; None: asynchronous)."""
+    step when it ends one (``replay.sync.disciplines``; None: asynchronous). ``shared_cores``
+    (0: each worker on a machine of its own) lets every worker's compute ops share that many
+    cores, as when all the workers run on one machine (``replay.engine.cores``)."""
     check_run_arguments(workers, measured_steps, warmup_steps, seed)
+    if shared_cores < 0:
+        raise ValueError(f"shared cores must be 0 (none) or more, got {shared_cores}")
     sharing = sharing or FairSharing()
     order = order or TraceOrder()
     np_rng = np.random.default_rng(seed)
@@ -322,6 +329,23 @@ def simulate(
     zombies = [0] * (workers * n)
     transfer_nodes = [i for i in range(n) if kind[i] in (KIND_DOWNLOAD, KIND_UPLOAD)]
     aborts = run.aborts
+    if shared_cores and discipline is not None and discipline.interrupts_steps:
+        # an interrupted step's compute would stay on the cores
+        raise ValueError(f"shared cores are not replayed with --sync {discipline.name}, which interrupts steps")
+    cores = SharedCores(shared_cores) if shared_cores else None
+    cores_version = -1
+
+    def start_on_cores(t: float, w: int, s: int, work_s: float) -> None:
+        """Worker ``w``'s op ``s`` (a compute op holding its lane, or a PS op its device) runs for
+        ``work_s`` seconds, or on the shared cores for that much work: a local run's PS shares
+        the machine too."""
+        nonlocal seq, cores_version
+        if cores is None:
+            push(heap, (t + work_s, seq, _DONE, w, s))
+        else:
+            push(heap, (cores.add(t, w, s, work_s), seq, _CORES, 0, seq))
+            cores_version = seq
+        seq += 1
 
     def start_steps(t: float, ready: Iterable[int]) -> None:
         """Workers in ``ready`` start their next step at ``t``."""
@@ -348,8 +372,7 @@ def simulate(
         if q:
             w2, j = q.popleft()
             started[w2 * n + j] = t
-            push(heap, (t + hold[w2][j], seq, _DONE, w2, j))
-            seq += 1
+            start_on_cores(t, w2, j, hold[w2][j])
         else:
             ps_busy[p] = False
 
@@ -594,8 +617,7 @@ def simulate(
                             acct_t[w] = t
                         busy_lanes[w] += 1
                         started[base + s] = t
-                        push(heap, (t + hw[s], seq, _DONE, w, s))
-                        seq += 1
+                        start_on_cores(t, w, s, hw[s])
                 elif ks == KIND_PS:
                     g = ps_gap_s[s]
                     if ps_not_before[w] > t + g:
@@ -610,8 +632,7 @@ def simulate(
                         else:
                             ps_busy[p] = True
                             started[base + s] = t
-                            push(heap, (t + hw[s], seq, _DONE, w, s))
-                            seq += 1
+                            start_on_cores(t, w, s, hw[s])
                 elif ks == KIND_DOWNLOAD or ks == KIND_UPLOAD:
                     if ks == KIND_DOWNLOAD and ps_not_before[w] > t:
                         # the step's requests are still queued behind other workers' gradients
@@ -651,8 +672,7 @@ def simulate(
                 if q:
                     j = heapq.heappop(q)[1]
                     started[base + j] = t
-                    push(heap, (t + hw[j], seq, _DONE, w, j))
-                    seq += 1
+                    start_on_cores(t, w, j, hw[j])
                 else:
                     lane_busy[li] = False
                     if busy_lanes[w] == 1:
@@ -680,6 +700,17 @@ def simulate(
             elif ack_coupled and direction_busy[w]:
                 direction_busy[w] = False
                 seq = _recapacity(links, 1 - w, t, capacity_of(1 - w), link_sched, link_version, heap, seq)
+        elif code == _CORES:
+            if i != cores_version or cores is None:
+                continue  # superseded by a later op's start
+            for w2, j in cores.pop_finished(t):
+                push(heap, (t, seq, _DONE, w2, j))
+                seq += 1
+            nt = cores.next_time()
+            if nt < math.inf:
+                push(heap, (nt, seq, _CORES, 0, seq))
+                cores_version = seq
+                seq += 1
         elif code == _SYNC:
             wake = run.on_wake(t)
             if wake is not None:
@@ -708,8 +739,7 @@ def simulate(
             else:
                 ps_busy[p] = True
                 started[w * n + i] = t
-                push(heap, (t + hold[w][i], seq, _DONE, w, i))
-                seq += 1
+                start_on_cores(t, w, i, hold[w][i])
 
     if t1 == math.inf or t0 is None or snap0 is None:
         if any(lk.connections() for lk in links):

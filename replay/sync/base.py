@@ -78,6 +78,8 @@ class SyncDiscipline:
     # downloads then join the link together, which link sharing treats apart (released groups,
     # replay.engine.sharing).
     releases_together = False
+    # Whether the loop may have to interrupt a worker's step in flight (its runs' ``aborts``).
+    interrupts_steps = False
 
     def new_run(self, workers: int, update_s: float, seed: int = 0) -> DisciplineRun:
         """A fresh state for one replay; ``update_s`` is how long one update holds the PS."""

@@ -89,6 +89,7 @@ def parse_cutoff(text: str) -> CutoffRule:
 class Cutoff(SyncDiscipline):
     name = "cutoff"
     releases_together = True  # a round's close starts every worker's next step
+    interrupts_steps = True  # a late worker's step is abandoned at the round's close
 
     def __init__(self, rule: CutoffRule) -> None:
         self.rule = rule

@@ -22,6 +22,7 @@ from replay.sync.base import DisciplineRun, SyncDiscipline
 
 class StragglerAware(SyncDiscipline):
     name = "saps"
+    interrupts_steps = True  # a straggler's stale step is restarted
 
     def __init__(self, staleness: int) -> None:
         self.staleness = staleness

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -203,6 +204,9 @@ def test_real_validation_writes_rows_summary_and_plot(tmp_path: Path):
     assert data["queue_delay_s"] == pytest.approx(0.005)
     assert data["prediction_link"]["latency_s"] == data["queue_delay_s"]
     assert data["prediction_settings"]["sharing"] == "seniority"
+    # the runs' workers shared this machine's cores, and so do the predicted ones
+    assert data["prediction_settings"]["shared_cores"] == os.cpu_count()
+    assert f"the workers' compute shares the runs' {os.cpu_count()} cores" in result.stderr
     assert data["prediction_fair_settings"]["sharing"] == "fair"
     for row in data["rows"]:
         assert row["predicted"] > 0 and row["measured"] > 0
@@ -364,6 +368,18 @@ def test_reused_measurement_of_another_model_is_refused(tmp_path: Path):
                             capture_output=True, text=True, timeout=60, cwd=REPO_ROOT)
     assert result.returncode == 2
     assert result.stderr.strip().startswith("error: ") and len(result.stderr.strip().splitlines()) == 1
+
+
+def test_a_local_runs_prediction_shares_its_cores_and_a_real_clusters_does_not():
+    from tracetool.measure.validate import local_cores, measured_discipline
+
+    local = {"network": "per-task namespaces on a bridge", "cpu_count": 2, "sync": "async"}
+    assert local_cores(local) == 2 and measured_discipline(local) == {"shared_cores": 2}
+    assert local_cores({**local, "network": "real hosts from cluster.json"}) == 0
+    assert local_cores({**local, "sync": "cutoff"}) == 0
+    assert local_cores({"network": "loopback"}) == 0  # written before measurements named their cores
+    assert measured_discipline({**local, "sync": "backup", "replicas_to_aggregate": 2}) == {
+        "sync": "backup", "replicas_to_aggregate": 2, "shared_cores": 2}
 
 
 def test_a_profile_from_another_cpu_is_named_and_an_unknown_one_is_not():

@@ -356,7 +356,23 @@ def measured_discipline(measured: dict[str, Any]) -> dict[str, Any]:
     speeds = worker_speeds(measured.get("slow_workers") or [])
     if speeds:
         settings["worker_speeds"] = speeds
+    cores = local_cores(measured)
+    if cores:
+        settings["shared_cores"] = cores
     return settings
+
+
+def local_cores(measured: dict[str, Any]) -> int:
+    """The cores every worker's compute shared in a measurement on this one machine, or 0 where
+    each worker had a machine of its own (real hosts) or the count is unknown. A local run's
+    workers take turns on the machine's cores (``replay.engine.cores``); the prediction of that
+    run must too, or a compute-heavy model's contended rows compare a cluster with a laptop:
+    resnet on two cores ran three workers at 5.2-6.0 steps/s where its TensorFlow probe, whose
+    compute is sleeps, ran 6.0-7.7. Disciplines that interrupt steps (cutoff, saps) are not
+    replayed on shared cores."""
+    if str(measured.get("network", "")).startswith("real hosts") or measured.get("sync") in ("cutoff", "saps"):
+        return 0
+    return int(measured.get("cpu_count") or 0)
 
 
 def describe_discipline(measured: dict[str, Any]) -> str:
@@ -906,9 +922,11 @@ def _validate_into(request: ValidateRequest, measured_file: dict[str, Any] | Non
         request = replace(request, contention_efficiency=link_fit["contention_efficiency"])
         reverse = (link_fit["download_reverse_efficiency"], link_fit["upload_reverse_efficiency"])
         by_workers = tuple(sorted((int(n), e) for n, e in link_fit.get("contention_by_workers", {}).items()))
-    say("predicting with the replay engine" + (f" (link latency: {queue_delay_s * 1e3:.1f} ms of shaped queue)"
-                                                 if queue_delay_s else ""))
     discipline = measured_discipline(measured)
+    say("predicting with the replay engine" + (f" (link latency: {queue_delay_s * 1e3:.1f} ms of shaped queue)"
+                                                 if queue_delay_s else "")
+        + (f"; the workers' compute shares the runs' {discipline['shared_cores']} cores"
+           if discipline.get("shared_cores") else ""))
     prediction, bound, regimes = predicted_points(graph, profile_dir, list(m.workers), m.bandwidth_bps, latency_s,
                                                   request.order, request.seeds, request.jobs, out_dir,
                                                   request.contention_efficiency, discipline, reverse, by_workers,
