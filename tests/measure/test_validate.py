@@ -395,8 +395,8 @@ def test_a_profile_from_another_cpu_is_named_and_an_unknown_one_is_not():
 
 def test_the_step_graph_a_validation_saved_re_predicts_it_without_the_profile(tmp_path: Path):
     """A campaign point keeps graph.json, measured.json and TensorFlow's link probe, not the
-    profile's traces: validate from them predicts exactly what that validation predicted (the
-    per-count fit, the replay and its seeds are deterministic), without TensorFlow."""
+    profile's traces: validate from them predicts what that validation predicted (the per-count
+    fit, the replay and its seeds are deterministic), without TensorFlow."""
     point = REPO_ROOT / "benchmarks" / "results" / "environments" / "cubic-5ms" / "mlp-100mbit"
     earlier = point / "tf-probe-per-count"
     out = tmp_path / "v"
@@ -414,8 +414,12 @@ def test_the_step_graph_a_validation_saved_re_predicts_it_without_the_profile(tm
     assert result.returncode == 0, result.stderr
     assert "profiling" not in result.stderr and "probing" not in result.stderr
     again, before = (json.loads((folder / "validation.json").read_text()) for folder in (out, earlier))
-    assert [(r["workers"], r["predicted"]) for r in again["rows"]] == [(r["workers"], r["predicted"])
-                                                                        for r in before["rows"]]
+    # the runs' shared cores are replayed by the Python engine where the kernel predicted before:
+    # the same replay to rounding (mlp's compute never outnumbers two cores here)
+    assert [r["workers"] for r in again["rows"]] == [r["workers"] for r in before["rows"]]
+    for now, then in zip(again["rows"], before["rows"], strict=True):
+        assert now["predicted"] == pytest.approx(then["predicted"], rel=1e-5)
+    assert again["prediction_settings"]["shared_cores"] == 2
     assert again["link_fit"]["contention_by_workers"] == before["link_fit"]["contention_by_workers"]
     assert again["profile"] == str(other_cpu)
     measured_on = json.loads((point / "measured" / "measured.json").read_text())["cpu_model"]
