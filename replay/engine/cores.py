@@ -26,7 +26,7 @@ class SharedCores:
     were last idle. An op of ``work_s`` seconds started at virtual time v ends when the clock
     reaches v + work_s."""
 
-    __slots__ = ("cores", "clock", "t_last", "running", "seq", "busy_core_s")
+    __slots__ = ("cores", "clock", "t_last", "running", "seq")
 
     def __init__(self, cores: int) -> None:
         if cores < 1:
@@ -36,7 +36,6 @@ class SharedCores:
         self.t_last = 0.0
         self.running: list[tuple[float, int, int, int]] = []  # (finish tag, seq, worker, node)
         self.seq = 0
-        self.busy_core_s = 0.0  # core-seconds of compute served, for the record
 
     def _speed(self) -> float:
         """Each running op's speed, in seconds of work per second."""
@@ -45,9 +44,7 @@ class SharedCores:
 
     def _advance(self, now: float) -> None:
         if self.running:
-            dt = now - self.t_last
-            self.clock += dt * self._speed()
-            self.busy_core_s += dt * min(len(self.running), self.cores)
+            self.clock += (now - self.t_last) * self._speed()
         self.t_last = now
 
     def add(self, now: float, worker: int, node: int, work_s: float) -> float:

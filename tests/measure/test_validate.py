@@ -379,7 +379,6 @@ def test_a_local_runs_prediction_shares_its_cores_and_a_real_clusters_does_not()
     local = {"network": "per-task namespaces on a bridge", "cpu_count": 2, "sync": "async"}
     assert local_cores(local) == 2 and measured_discipline(local) == {"shared_cores": 2}
     assert local_cores({**local, "network": "real hosts from cluster.json"}) == 0
-    assert local_cores({**local, "sync": "cutoff"}) == 0
     assert local_cores({"network": "loopback"}) == 0  # written before measurements named their cores
     assert measured_discipline({**local, "sync": "backup", "replicas_to_aggregate": 2}) == {
         "sync": "backup", "replicas_to_aggregate": 2, "shared_cores": 2}

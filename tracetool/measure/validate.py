@@ -368,9 +368,9 @@ def local_cores(measured: dict[str, Any]) -> int:
     workers take turns on the machine's cores (``replay.engine.cores``); the prediction of that
     run must too, or a compute-heavy model's contended rows compare a cluster with a laptop:
     resnet on two cores ran three workers at 5.2-6.0 steps/s where its TensorFlow probe, whose
-    compute is sleeps, ran 6.0-7.7. Disciplines that interrupt steps (cutoff, saps) are not
-    replayed on shared cores."""
-    if str(measured.get("network", "")).startswith("real hosts") or measured.get("sync") in ("cutoff", "saps"):
+    compute is sleeps, ran 6.0-7.7. (measure runs async, sync and backup only, none of which
+    interrupts steps, so every measured discipline replays on shared cores.)"""
+    if str(measured.get("network", "")).startswith("real hosts"):
         return 0
     return int(measured.get("cpu_count") or 0)
 
