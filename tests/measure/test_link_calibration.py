@@ -135,3 +135,25 @@ def test_a_probe_slowed_by_its_requests_waiting_is_fitted_with_the_wait_not_as_r
     without = calibrate_link_to_probe(probe, latency_s=0.001)
     assert with_wait.download_reverse_efficiency == pytest.approx(1.0, abs=0.01)
     assert without.download_reverse_efficiency < with_wait.download_reverse_efficiency - 0.02
+
+
+def test_the_probes_lone_rate_sets_the_replayed_compute_so_its_slowness_is_no_link_loss():
+    """A twin whose stages cost TensorFlow more than they sleep (40 ms a step where the profile
+    leaves 10 uncovered) steps slower alone. Replayed with 10 ms, its two workers look like a
+    link that loses under reverse load; replayed with the compute that meets its lone rate, the
+    loss-free link that made it comes back."""
+    made = dict(STEP, compute_us=40_000.0)
+    graph = chain_graph(**made)
+    link = target_link(graph, BANDWIDTH_BPS, 0.001)
+    points = predict(graph, [1, 2], link, ReplaySettings(seeds=3, calibrate=False)).points
+    probe = {"bandwidth_bps": BANDWIDTH_BPS, "download_bytes": STEP["download_bytes"],
+             "upload_bytes": STEP["upload_bytes"], "compute_s": 0.010,
+             "points": [{"workers": p.workers, "steps_per_second": p.steps_per_second} for p in points]}
+    fit = calibrate_link_to_probe(probe, latency_s=0.001)
+    assert fit.replayed_compute_s == pytest.approx(0.040, rel=0.02)
+    assert fit.replayed_steps_per_second[1] == pytest.approx(fit.probe_steps_per_second[1], rel=0.005)
+    assert min(fit.download_reverse_efficiency, fit.upload_reverse_efficiency) > 0.98
+    contended_only = {**probe, "points": [p for p in probe["points"] if p["workers"] == 2]}
+    blind = calibrate_link_to_probe(contended_only, latency_s=0.001)
+    assert blind.replayed_compute_s == 0.010
+    assert max(blind.download_reverse_efficiency, blind.upload_reverse_efficiency) < 0.9

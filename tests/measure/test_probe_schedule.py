@@ -42,6 +42,17 @@ def test_stages_wait_for_their_tensors_and_compute_only_the_busy_time():
     assert schedule.compute_s == pytest.approx(0.0061)
 
 
+
+def test_the_stages_compute_what_the_replay_calibrated_not_what_the_trace_stretched():
+    """Scaled by the replay's calibration (tracing stretched the ops by 1.6: scale 0.625), every
+    stage and the compute before the first read shrink alike; the stages themselves stay."""
+    traced, scaled = probe_schedule(_two_layer_step()), probe_schedule(_two_layer_step(), compute_scale=0.625)
+    assert scaled.stage_compute_s == pytest.approx(tuple(0.625 * s for s in traced.stage_compute_s))
+    assert scaled.before_s == pytest.approx(0.625 * traced.before_s)
+    assert (scaled.gate_stage, scaled.release_after) == (traced.gate_stage, traced.release_after)
+    with pytest.raises(ValueError, match="at least 0, got -1"):
+        probe_schedule(_two_layer_step(), compute_scale=-1.0)
+
 def test_equal_sizes_take_the_gradients_in_the_order_they_left():
     """Any tensor of a size is the same to the link; one with no upload of its size leaves last."""
     b = GraphBuilder()

@@ -244,14 +244,22 @@ def test_real_validation_writes_rows_summary_and_plot(tmp_path: Path):
     assert (line_of("mlp: 2 worker(s), run 1 of 2") < line_of("probe: probe_model: 2 worker(s), run 1 of 2")
             < line_of("mlp: 2 worker(s), run 2 of 2") < line_of("probe: probe_model: 2 worker(s), run 2 of 2")
             < line_of("mlp: 2 worker(s), extra run 1") < line_of("probe: probe_model: 2 worker(s), extra run 1"))
+    # the probe runs one worker too: its lone rate sets the compute of its replayed workload
     probe_measured = json.loads((out / "probe-measured" / "measured.json").read_text())
-    assert [p["workers"] for p in probe_measured["points"]] == [2]
+    assert [p["workers"] for p in probe_measured["points"]] == [1, 2]
     assert probe_measured["max_repeats"] == 3 and probe_measured["max_standard_error"] == pytest.approx(1e-6)
     turns = json.loads((out / "link-probe.json").read_text())
     assert turns["transport"] == "tensorflow"
-    assert sorted(p["steps_per_second"] for p in turns["points"]) == sorted(
-        probe_measured["points"][0]["run_steps_per_second"])
-    assert len(turns["points"]) == 3 or probe_measured["points"][0]["cpu_saturated"]
+    for point in probe_measured["points"]:
+        runs = sorted(p["steps_per_second"] for p in turns["points"] if p["workers"] == point["workers"])
+        assert runs == sorted(point["run_steps_per_second"])
+        assert len(runs) == 3 or point["cpu_saturated"]
+    # (or, a probe faster alone than the line lets the chain be, as the shaper's burst can make a
+    # 2-second window, none)
+    lone = probe_measured["points"][0]["steps_per_second"]
+    fit = data["link_fit"]
+    assert (fit["replayed_steps_per_second"]["1"] == pytest.approx(lone, rel=0.02)
+            or (fit["replayed_compute_s"] < 1e-4 and fit["replayed_steps_per_second"]["1"] < lone))
     assert data["contention_efficiency_source"] == "link probe"
     two = next(r for r in data["rows"] if r["workers"] == 2)
     assert two["probe_standard_error_pct"] > 0  # the probe's runs are part of the row's spread
@@ -324,7 +332,7 @@ def test_real_validation_writes_rows_summary_and_plot(tmp_path: Path):
     model_source = (fourth / "probe_model.py").read_text()
     assert f"{len(probe_tensors(out / 'profile'))} tensors" in model_source
     probe_measured = json.loads((fourth / "probe-measured" / "measured.json").read_text())
-    assert [p["workers"] for p in probe_measured["points"]] == [2]
+    assert [p["workers"] for p in probe_measured["points"]] == [1, 2]
     assert probe_measured["repeats"] == 1
     # more runs where they disagree, as validate's default for the measurement's runs
     assert probe_measured["max_standard_error"] == 0.04 and probe_measured["max_repeats"] == 8
@@ -404,11 +412,16 @@ def test_the_step_graph_a_validation_saved_re_predicts_it_without_the_profile(tm
     graph["model"]["cpu_model"] = "Another CPU"
     other_cpu = tmp_path / "graph.json"
     other_cpu.write_text(json.dumps(graph))
+    # that probe ran one worker too; its fit was made before the lone rate set the replayed compute
+    probe = json.loads((earlier / "link-probe.json").read_text())
+    probe["points"] = [p for p in probe["points"] if p["workers"] > 1]
+    contended = tmp_path / "link-probe.json"
+    contended.write_text(json.dumps(probe))
     result = subprocess.run(
         tracetool_argv("validate", "--model", "mlp", "--bandwidth", "100mbit", "--queue", "5ms",
                        "--from-profile", str(other_cpu),
                        "--from-measured", str(point / "measured" / "measured.json"),
-                       "--from-link-probe", str(earlier / "link-probe.json"), "--out", str(out)),
+                       "--from-link-probe", str(contended), "--out", str(out)),
         capture_output=True, text=True, timeout=300, cwd=REPO_ROOT)
     assert result.returncode == 0, result.stderr
     assert "profiling" not in result.stderr and "probing" not in result.stderr

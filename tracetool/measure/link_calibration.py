@@ -10,6 +10,11 @@ between them. So the probe's workload, a chain step of its bytes and compute, is
 the probed worker counts, and the two kinds of loss are set so that the replay's rates meet
 the probe's:
 
+- first, where the probe ran one worker, the chain's compute is set so that its one-worker
+  replay meets that rate: the contended rates can only speak of the link once the replay of the
+  probe alone is the probe. A twin whose stages cost TensorFlow more than they sleep (resnet's 22
+  stages stepped 22 ms slower than the model's untraced step on an unshaped link) would
+  otherwise pass its own slowness off as the link's loss;
 - the reverse efficiencies (a lone transfer's share under the other direction's load) scale
   together from the fit's per-direction losses (alike when it saw none), by the factor that
   gives the probe's two-worker rate (zero where the replay is not faster than the probe);
@@ -36,6 +41,7 @@ from tracetool.measure.repeats import rates_by_workers
 from tracetool.measure.transports import TENSORFLOW_TRANSPORT
 
 BISECTION_STEPS = 8
+LONE_BISECTION_STEPS = 14  # the lone step's compute to within 0.01% of its step
 ROUNDS = 2
 REPLAY_SEEDS = 3
 MIN_EFFICIENCY = 0.1
@@ -57,6 +63,8 @@ class CalibratedLink:
     replayed_steps_per_second: dict[int, float]
     # with ``per_count``: each probed count of three or more workers its own contention efficiency
     contention_by_workers: dict[int, float] = field(default_factory=dict)
+    # the chain's compute per step: the probe's uncovered compute, or what meets its one-worker rate
+    replayed_compute_s: float | None = None
 
     def link_contention(self) -> tuple[tuple[int, float], ...]:
         """``LinkConfig.contention_by_workers`` of this fit."""
@@ -74,9 +82,10 @@ def _scaled(loss_free: float, scale: float) -> float:
     return max(MIN_EFFICIENCY, min(1.0, 1.0 - scale * (1.0 - loss_free)))
 
 
-def _bisect(rate_at: Callable[[float], float], low: float, high: float, target: float, falling: bool) -> float:
+def _bisect(rate_at: Callable[[float], float], low: float, high: float, target: float, falling: bool,
+            steps: int = BISECTION_STEPS) -> float:
     """The x in [low, high] where ``rate_at`` meets ``target``; ``falling``: the rate falls as x grows."""
-    for _ in range(BISECTION_STEPS):
+    for _ in range(steps):
         middle = (low + high) / 2.0
         if (rate_at(middle) > target) == falling:
             low = middle
@@ -125,16 +134,18 @@ def calibrate_link_to_probe(probe: dict[str, Any], latency_s: float, replay_cont
     validate sets ``replay_contention`` by ``rates_set_contention``: behind the 5 ms buffer with
     CUBIC, raw TCP's three and four workers of mlp's shape run 10 to 22% slower than TensorFlow's,
     and a contention efficiency that matches them predicts TensorFlow 11 to 17% low."""
-    graph = chain_graph(compute_us=float(probe["compute_s"]) * 1e6, download_bytes=int(probe["download_bytes"]),
-                        upload_bytes=int(probe["upload_bytes"]))
-    base = target_link(graph, float(probe["bandwidth_bps"]), latency_s, request_queue_s=request_queue_s)
     measured = probe_rates(probe)
+    settings = ReplaySettings(seeds=REPLAY_SEEDS, calibrate=False)
+    compute_s = float(probe["compute_s"])
+    if 1 in measured:
+        compute_s = lone_compute_s(probe, latency_s, measured[1], settings, request_queue_s)
+    graph = _probe_chain(probe, compute_s)
+    base = target_link(graph, float(probe["bandwidth_bps"]), latency_s, request_queue_s=request_queue_s)
     fitted_down = float(probe.get("download_reverse_efficiency", 1.0))
     fitted_up = float(probe.get("upload_reverse_efficiency", 1.0))
     if min(fitted_down, fitted_up) >= 1.0 and 2 in measured:
         # the fit saw no reverse loss: both directions alike, and the two-worker rate says how much
         fitted_down = fitted_up = EQUAL_SPLIT
-    settings = ReplaySettings(seeds=REPLAY_SEEDS, calibrate=False)
 
     def link_with(contention: float, scale: float) -> LinkConfig:
         return replace(base, contention_efficiency=contention,
@@ -167,4 +178,23 @@ def calibrate_link_to_probe(probe: dict[str, Any], latency_s: float, replay_cont
     source = "probe rates" if many else ("not probed" if probe.get("transport") == TENSORFLOW_TRANSPORT
                                          else "least squares")
     return CalibratedLink(contention, final.download_reverse_efficiency, final.upload_reverse_efficiency, scale,
-                          source, measured, rates(final, sorted(measured)), by_workers)
+                          source, measured, rates(final, sorted(measured)), by_workers, compute_s)
+
+
+def _probe_chain(probe: dict[str, Any], compute_s: float) -> Any:
+    return chain_graph(compute_us=compute_s * 1e6, download_bytes=int(probe["download_bytes"]),
+                       upload_bytes=int(probe["upload_bytes"]))
+
+
+def lone_compute_s(probe: dict[str, Any], latency_s: float, lone_rate: float, settings: ReplaySettings,
+                   request_queue_s: float = 0.0) -> float:
+    """The chain's compute per step that makes one replayed worker step at ``lone_rate``, the
+    probe's own one-worker rate: at least none (a probe faster than its transfers allow keeps
+    none), at most the probe's whole step."""
+
+    def rate_at(compute_s: float) -> float:
+        graph = _probe_chain(probe, compute_s)
+        link = target_link(graph, float(probe["bandwidth_bps"]), latency_s, request_queue_s=request_queue_s)
+        return predict(graph, [1], link, replace(settings, seeds=1)).points[0].steps_per_second
+
+    return _bisect(rate_at, 0.0, 1.0 / lone_rate, lone_rate, falling=True, steps=LONE_BISECTION_STEPS)

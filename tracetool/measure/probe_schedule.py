@@ -57,10 +57,20 @@ class ProbeSchedule:
         return self.before_s + sum(self.stage_compute_s)
 
 
-def probe_schedule(graph: Any) -> ProbeSchedule:
+def probe_schedule(graph: Any, compute_scale: float = 1.0) -> ProbeSchedule:
     """The schedule of ``graph`` (a StepGraph): a stage starts at each moment of the profiled
     step where the compute first reads a downloaded tensor or a gradient leaves (moments closer
-    than ``MIN_STAGE_US`` taken together), and computes the worker's busy time until the next."""
+    than ``MIN_STAGE_US`` taken together), and computes the worker's busy time until the next,
+    times ``compute_scale``.
+
+    The scale is the replay's calibration (``replay.calibrate_compute_scale``): tracing stretches
+    some ops, and the replay of the model shrinks them so that one worker takes the untraced step
+    time; the twin must compute what the model computes, not what its trace did. resnet's trace on
+    an AMD EPYC stretched its compute by 1.6 (scale 0.626): the unscaled twin stepped alone at
+    2.55 steps/s on the link where the model ran 3.70, and a fit to its contended rates put the
+    link's reverse efficiency at 0.51, predicting two workers 23% below the model's runs."""
+    if not compute_scale >= 0.0:
+        raise ValueError(f"compute_scale must be at least 0, got {compute_scale}")
     nodes = graph.nodes
     consumers: dict[int, list[int]] = defaultdict(list)
     for edge in graph.edges:
@@ -87,8 +97,9 @@ def probe_schedule(graph: Any) -> ProbeSchedule:
         tensor_bytes=tuple(nodes[i].bytes for i in downloads),
         gate_stage=tuple(stage_at(t) for t in gates),
         release_after=tuple(stage_at(t) for t in releases),
-        stage_compute_s=tuple(_busy_between(busy, a, b) / 1e6 for a, b in zip(starts, ends, strict=True)),
-        before_s=_busy_between(busy, 0.0, min(gates)) / 1e6)
+        stage_compute_s=tuple(compute_scale * _busy_between(busy, a, b) / 1e6
+                              for a, b in zip(starts, ends, strict=True)),
+        before_s=compute_scale * _busy_between(busy, 0.0, min(gates)) / 1e6)
 
 
 def _first_compute_use(node_id: int, consumers: dict[int, list[int]], nodes: list[Any]) -> float | None:

@@ -84,18 +84,27 @@ def more_runs_like(measure: MeasureRequest, repeats: int) -> dict[str, Any]:
     return {"max_standard_error": measure.max_standard_error, "max_repeats": max(measure.max_repeats, repeats)}
 
 
+def untraced_compute_scale(graph: Any) -> float:
+    """The scale of the graph's op durations that gives one worker the untraced step time, as
+    the replay of the model uses it (``replay.calibrate_compute_scale``)."""
+    from replay.sweep import ReplaySettings, prepare
+
+    return prepare(graph, None, ReplaySettings())[4].compute_scale
+
+
 def tensorflow_probe_request(measure: MeasureRequest, graph: Any, compute_s: float, duration_s: float,
                              repeats: int, out_dir: Path) -> MeasureRequest:
     """The measurement of the probe on ``measure``'s shaped link (its worker counts, bandwidth,
     queue and congestion control), its model file written into ``out_dir`` and its runs going to
     ``out_dir / PROBE_MEASURED_DIR``; ``measurement.run_measures`` can take turns with the model's.
-    It runs the counts where workers contend: the calibration reads no lone worker's rate (the
-    prediction of one worker takes its step from the profile), so those runs were time spent for
-    nothing, about a minute of each validation."""
+    It runs one worker too, measured or not: the calibration sets the replayed probe's compute by
+    that rate (``link_calibration.lone_compute_s``), so that the contended rates speak of the
+    link and not of how the twin's stages run in TensorFlow."""
     model_file = out_dir / PROBE_MODEL_FILE
-    write_text_atomically(model_file, twin_probe_model_source(measure.model, probe_schedule(graph), compute_s))
-    contending = tuple(n for n in measure.workers if n >= 2) or measure.workers
-    return MeasureRequest(model=str(model_file), batch_size=1, workers=contending,
+    schedule = probe_schedule(graph, untraced_compute_scale(graph))
+    write_text_atomically(model_file, twin_probe_model_source(measure.model, schedule, compute_s))
+    workers = tuple(sorted(set(measure.workers) | {1}))
+    return MeasureRequest(model=str(model_file), batch_size=1, workers=workers,
                           out_dir=out_dir / PROBE_MEASURED_DIR, bandwidth_bps=measure.bandwidth_bps,
                           duration_s=duration_s, settle_s=measure.settle_s, repeats=repeats,
                           tcp_congestion_control=measure.tcp_congestion_control, queue=measure.queue,

@@ -219,8 +219,8 @@ def probe_takes_turns(request: ValidateRequest) -> bool:
 
 def twin_agreement(m: MeasureRequest) -> Any:
     """More runs of both where the model's and its probe's means disagree beyond their runs'
-    spread (``repeats.twins_disagree``), with the rule for more runs; None where the two need
-    not run alike: synchronous or slowed workers, whose rates the asynchronous probe does not
+    spread (``repeats.twins_disagree``), with the rule for more runs, at two and more workers;
+    None where the two need not run alike: synchronous or slowed workers, whose rates the asynchronous probe does not
     share."""
     limit = m.max_standard_error
     if limit is None or m.max_repeats is None or m.sync != "async" or m.slow_workers:
@@ -228,6 +228,8 @@ def twin_agreement(m: MeasureRequest) -> Any:
 
     def check(runs: list[list[dict[str, Any]]]) -> str | None:
         model, probe = runs
+        if any(run.get("workers") == 1 for run in model + probe):
+            return None  # the calibration meets the probe's lone rate, whatever it is
         return twin_runs_disagree(model, probe, limit)
 
     return check
