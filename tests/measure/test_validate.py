@@ -260,6 +260,7 @@ def test_real_validation_writes_rows_summary_and_plot(tmp_path: Path):
     fit = data["link_fit"]
     assert (fit["replayed_steps_per_second"]["1"] == pytest.approx(lone, rel=0.02)
             or (fit["replayed_compute_s"] < 1e-4 and fit["replayed_steps_per_second"]["1"] < lone))
+    assert f"meeting its one worker's {fit['probe_steps_per_second']['1']:.2f} steps/s" in result.stderr
     assert data["contention_efficiency_source"] == "link probe"
     two = next(r for r in data["rows"] if r["workers"] == 2)
     assert two["probe_standard_error_pct"] > 0  # the probe's runs are part of the row's spread

@@ -271,6 +271,9 @@ def replayed_link_fit(probe: dict[str, Any], latency_s: float, queue_s: float | 
         f"a lone transfer under the other "
         f"direction's load keeps {fit.download_reverse_efficiency:.0%} (download), "
         f"{fit.upload_reverse_efficiency:.0%} (upload) of its rate")
+    if 1 in fit.probe_steps_per_second and fit.replayed_compute_s is not None:
+        say(f"  the probe's replayed workload computes {fit.replayed_compute_s * 1e3:.1f} ms a step, meeting its "
+            f"one worker's {fit.probe_steps_per_second[1]:.2f} steps/s")
     if fit.contention_by_workers:
         say("  contention efficiency by worker count: " + ", ".join(
             f"{workers}: {efficiency:.3f}" for workers, efficiency in fit.link_contention()))
