@@ -24,6 +24,10 @@ def real_trace_files() -> list[Path]:
     return sorted(REAL_TRACES_DIR.glob("*.json")) if REAL_TRACES_DIR.is_dir() else []
 
 
+# The slowest variants of some real-cluster tests (a minute or so each) run only where asked for;
+# the README's test command leaves them out to keep the suite within CI's 20 minutes.
+SLOW_TESTS = os.environ.get("TFSIM_SLOW_TESTS") == "1"
+
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="real clusters run in network namespaces, which need root")
 
 

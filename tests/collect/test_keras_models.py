@@ -5,14 +5,13 @@ graph with their variables on the PS, checked against Keras's own parameter coun
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO_ROOT, needs_root
+from tests.conftest import REPO_ROOT, SLOW_TESTS, needs_root
 from tracetool.collect.model_loader import check_model_arguments, check_model_name
 from tracetool.errors import ToolError
 from tracetool.graph.builder import build_stepgraph_from_path
@@ -23,7 +22,7 @@ SMALL_INPUT = {"resnet50": 32, "inception_v3": 75, "vgg16": 32, "mobilenet_v2": 
 # The two largest take 30-40 s each to profile on two cores; the suite runs them with
 # TFSIM_SLOW_TESTS=1, the other two always (depthwise convolutions and batch norm, and VGG's
 # classifier sized by the image, go through the same path).
-PROFILED = sorted(SMALL_INPUT) if os.environ.get("TFSIM_SLOW_TESTS") == "1" else ["mobilenet_v2", "vgg16"]
+PROFILED = sorted(SMALL_INPUT) if SLOW_TESTS else ["mobilenet_v2", "vgg16"]
 # Keras's parameter counts of these architectures with 10 classes (ImageNet's 1000-class figures less
 # the classifier's difference); VGG-16's classifier input grows with the image, so it is computed.
 TEN_CLASS_PARAMS = {"resnet50": 23_608_202, "inception_v3": 21_823_274, "mobilenet_v2": 2_270_794}

@@ -18,7 +18,7 @@ from replay.link_profile import (
     link_profile_from_json,
     load_link_profile,
 )
-from tests.conftest import needs_root
+from tests.conftest import SLOW_TESTS, needs_root
 from tracetool.cluster.topology import QueueSize
 from tracetool.errors import ToolError
 from tracetool.measure.network_probe import JoinTrial, queue_delay_s, read_join_trial, summarize_trials
@@ -341,7 +341,7 @@ def test_probe_recovers_the_line_rate_and_tells_a_deep_queue_from_a_shallow_one(
 
 @pytest.mark.cluster
 @needs_root
-@pytest.mark.parametrize("transport", ["tcp", "grpc"])
+@pytest.mark.parametrize("transport", ["tcp", "grpc"] if SLOW_TESTS else ["tcp"])
 def test_probe_of_real_hosts_runs_on_each_host_and_ends_by_itself(tmp_path: Path, transport: str):
     """The --cluster mode on four namespaces standing in for hosts: the PS serves, workers 1 and 2
     follow, worker 0 orchestrates and writes the profile, with the reference step probed by one to
