@@ -64,7 +64,7 @@ class CalibratedLink:
     # with ``per_count``: each probed count of three or more workers its own contention efficiency
     contention_by_workers: dict[int, float] = field(default_factory=dict)
     # the chain's compute per step: the probe's uncovered compute, or what meets its one-worker rate
-    replayed_compute_s: float | None = None
+    replayed_compute_s: float = 0.0
 
     def link_contention(self) -> tuple[tuple[int, float], ...]:
         """``LinkConfig.contention_by_workers`` of this fit."""

@@ -220,8 +220,8 @@ def probe_takes_turns(request: ValidateRequest) -> bool:
 def twin_agreement(m: MeasureRequest) -> Any:
     """More runs of both where the model's and its probe's means disagree beyond their runs'
     spread (``repeats.twins_disagree``), with the rule for more runs, at two and more workers;
-    None where the two need not run alike: synchronous or slowed workers, whose rates the asynchronous probe does not
-    share."""
+    None where the two need not run alike: synchronous or slowed workers, whose rates the
+    asynchronous probe does not share."""
     limit = m.max_standard_error
     if limit is None or m.max_repeats is None or m.sync != "async" or m.slow_workers:
         return None
@@ -271,7 +271,7 @@ def replayed_link_fit(probe: dict[str, Any], latency_s: float, queue_s: float | 
         f"a lone transfer under the other "
         f"direction's load keeps {fit.download_reverse_efficiency:.0%} (download), "
         f"{fit.upload_reverse_efficiency:.0%} (upload) of its rate")
-    if 1 in fit.probe_steps_per_second and fit.replayed_compute_s is not None:
+    if 1 in fit.probe_steps_per_second:
         say(f"  the probe's replayed workload computes {fit.replayed_compute_s * 1e3:.1f} ms a step, meeting its "
             f"one worker's {fit.probe_steps_per_second[1]:.2f} steps/s")
     if fit.contention_by_workers:
