@@ -83,6 +83,16 @@ def test_runs_disturbed_from_outside_are_left_out_unless_all_are():
     assert every["cpu_saturated"] and every["cpu"]["stolen_by_hypervisor"]
 
 
+def test_the_traced_first_run_keeps_its_traces_on_the_point_when_left_out():
+    """Only the first run traces steps. A disturbed first run leaves the rate to the others, but
+    its traces of contended steps remain the only ones the point has."""
+    traced = {**_run([1.0, 1.0], 0.2, stolen=True), "traces": "traces/workers-2"}
+    for others in ([_run([2.0, 2.0], 0.2)], [_run([2.0, 2.0], 0.2), _run([2.0, 3.0], 0.2)]):
+        point = combine_runs([traced, *others], 32)
+        assert point["runs_left_out"] == [0] and point["traces"] == "traces/workers-2"
+    assert "traces" not in combine_runs([_run([1.0, 1.0], 0.2), _run([2.0, 2.0], 0.2)], 32)
+
+
 def test_no_runs_is_an_error():
     with pytest.raises(ValueError):
         combine_runs([], 32)

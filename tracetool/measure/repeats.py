@@ -251,8 +251,8 @@ def combine_runs(runs: list[dict[str, Any]], batch_size: int) -> dict[str, Any]:
     else:
         left_out = []
     if len(runs) == 1:
-        return {**runs[0], "repeats": len(all_runs), "run_steps_per_second": [runs[0]["steps_per_second"]],
-                **_run_updates(runs), "runs_left_out": left_out, "runs": all_runs}
+        return _with_traces({**runs[0], "repeats": len(all_runs), "run_steps_per_second": [runs[0]["steps_per_second"]],
+                             **_run_updates(runs), "runs_left_out": left_out, "runs": all_runs}, all_runs)
     rates = [r["steps_per_second"] for r in runs]
     mean = statistics.fmean(rates)
     std = statistics.stdev(rates)
@@ -278,6 +278,12 @@ def combine_runs(runs: list[dict[str, Any]], batch_size: int) -> dict[str, Any]:
     cpus = [r["cpu"] for r in runs if r.get("cpu")]
     if len(cpus) == len(runs):
         point["cpu"] = _combined_cpu(cpus)
+    return _with_traces(point, all_runs)
+
+
+def _with_traces(point: dict[str, Any], all_runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """Only the first run traces steps; its traces stay the point's even when that run was left
+    out as disturbed, since they show the contended steps' ops rather than the window's rate."""
     traces = [r["traces"] for r in all_runs if r.get("traces")]
     if traces:
         point["traces"] = traces[0]
