@@ -72,7 +72,7 @@ def replay_settings(args: argparse.Namespace, **discipline: object):  # noqa: AN
 
 def link_arguments(args: argparse.Namespace) -> dict[str, object]:
     """The link the shared options describe, as keyword arguments of ``target_link``."""
-    from replay.units import parse_bandwidth_bps, parse_latency_s
+    from replay.units import parse_bandwidth_bps, parse_bytes, parse_latency_s
 
     profile = _link_profile(args)
     if not args.bandwidth and profile is None:
@@ -98,6 +98,7 @@ def link_arguments(args: argparse.Namespace) -> dict[str, object]:
         "reverse_efficiencies": tuple(reverse),
         "contention_by_workers": by_workers,
         "request_queue_s": _request_queue_s(args, profile),
+        "burst_bytes": parse_bytes(args.link_burst) if getattr(args, "link_burst", "") else 0.0,
     }
 
 
@@ -240,6 +241,11 @@ def add_replay_options(p: argparse.ArgumentParser) -> None:
         help="let a step's parameter requests wait behind other workers' gradients in a deep upload queue, up to "
         "this long (e.g. 70ms), or as deep as --link-profile's standing upload queue stands beyond the latency "
         "('profile'); off by default: a link profile's step fits were made without it (docs/network-probe.md)",
+    )
+    p.add_argument(
+        "--link-burst", default="", metavar="BYTES",
+        help="a token bucket in front of each direction of the PS link (a tbf shaper's burst, a cloud policer's): "
+        "after idling, a direction passes this much at once, e.g. 16kib (default: none)",
     )
     p.add_argument("--latency", default="", help="one-way link latency: 0.2ms, 200us, 0.0002 "
                    "(default: --link-profile's, else 0)")

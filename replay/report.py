@@ -28,7 +28,9 @@ def format_table(prediction: Prediction) -> str:
         f"({100 * link.payload_efficiency:.1f}% of it tensor payload), "
         f"latency {link.latency_s * 1e3:g} ms, per-transfer overhead {link.per_transfer_overhead_s * 1e6:.0f} us"
         + (f", requests wait up to {link.request_queue_s * 1e3:.1f} ms behind queued gradients"
-           if link.request_queue_s > 0.0 else "") + "; "
+           if link.request_queue_s > 0.0 else "")
+        + (f", a {link.burst_bytes / 1024:g} KiB bucket passes at once after idle" if link.burst_bytes > 0.0 else "")
+        + "; "
         + (f"sharing {prediction.settings.sharing}, order {prediction.settings.order}" if prediction.method == "replay"
            else "closed queueing network solved by mean value analysis"),
         *_sharing_line(prediction),

@@ -123,6 +123,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
         probe_transport=args.probe_transport,
         from_link_probe=Path(args.from_link_probe) if args.from_link_probe else None,
         request_queue=args.request_queue,
+        link_burst=args.link_burst,
         **_contention_efficiency(args.contention_efficiency),
     )
     out = run_validate(request)
@@ -369,4 +370,7 @@ def add_measure_commands(sub: argparse._SubParsersAction) -> None:
                    "deeper than 10 ms) and let the replay's parameter requests wait behind other workers' "
                    "gradients there, when it fits the probe and when it predicts (default: on; docs/network-probe.md, "
                    "'Requests wait behind the other workers' gradients')")
+    v.add_argument("--link-burst", action=argparse.BooleanOptionalAction, default=True,
+                   help="replay the shaper's token bucket as tbf holds it: after idling, a direction passes its "
+                   "burst at once (default: on; docs/network-probe.md, 'The shaper's bucket')")
     v.set_defaults(func=cmd_validate)

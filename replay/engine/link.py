@@ -44,6 +44,8 @@ SEGMENTS_PER_ACK = 2
 # out of the fit, inception at 50mbit and resnet at 25mbit on the same link, with the probe's
 # calibration replayed with the wait too, read about as well as without it.
 REQUEST_QUEUE_GROWTH = 0.3
+# A bucket deeper than this is a mistake (units), not a shaper: 1 GB.
+MAX_BURST_BYTES = 1e9
 
 
 def efficiency_for_workers(single: float, by_workers: tuple[tuple[int, float], ...], workers: int) -> float:
@@ -119,6 +121,11 @@ class LinkConfig:
     # began. A link property so that studies can vary it (benchmarks/request_queue_fit.py); the
     # network alone does not give it (``REQUEST_QUEUE_GROWTH``), so every link has the fitted one.
     request_queue_growth: float = REQUEST_QUEUE_GROWTH
+    # The depth of a token bucket in front of the line, in line bytes (a ``tbf`` shaper's burst, a
+    # cloud policer's): while a direction carries nothing the bucket refills at the line rate, and
+    # the next transfer starting there passes up to that much at once. A lone worker's link idles
+    # each way every step, so at low rates a small model's step is that much shorter. 0: none.
+    burst_bytes: float = 0.0
 
     def __post_init__(self) -> None:
         check_bandwidth_bps(self.download_bandwidth_bps)
@@ -134,6 +141,8 @@ class LinkConfig:
         if not 0.0 < self.request_queue_growth <= 10.0:
             raise ToolError("request queue growth must be in (0, 10] s of queue per s, "
                             f"got {self.request_queue_growth:g}")
+        if not 0.0 <= self.burst_bytes <= MAX_BURST_BYTES:
+            raise ToolError(f"link burst must be between 0 and {MAX_BURST_BYTES:.0f} bytes, got {self.burst_bytes:g}")
         if not 0.0 < self.payload_efficiency <= 1.0:
             raise ToolError(f"payload efficiency must be in (0, 1], got {self.payload_efficiency}")
         if not 0.0 <= self.reverse_ack_overhead < 0.5:
@@ -163,6 +172,10 @@ class LinkConfig:
         """Whether a direction's rate depends on the other direction carrying data."""
         return (self.reverse_ack_overhead > 0.0 or self.download_reverse_efficiency < 1.0
                 or self.upload_reverse_efficiency < 1.0)
+
+    def burst_payload_bits(self) -> float:
+        """The bucket's depth in the tensor bits it lets through at once."""
+        return 8.0 * self.burst_bytes * self.payload_efficiency
 
     def download_payload_bps(self) -> float:
         return self.download_bandwidth_bps * self.payload_efficiency
@@ -234,20 +247,22 @@ def target_link(
     reverse_efficiencies: tuple[float, float] = (1.0, 1.0),
     contention_by_workers: tuple[tuple[int, float], ...] = (),
     request_queue_s: float = 0.0,
+    burst_bytes: float = 0.0,
 ) -> LinkConfig:
     """The link to predict for: the user's line rate (both directions) and latency, with the
     per-transfer overhead calibrated on the profiled link and the headers of ``mtu``-sized
     frames taken off the line rate. ``None`` bandwidth means the profiled link (payload rates).
     ``reverse_efficiencies`` (download, upload) and ``contention_by_workers`` are a measured
-    network's (a link profile's step fits); ``request_queue_s`` its deep upload queue
-    (``LinkConfig``)."""
+    network's (a link profile's step fits); ``request_queue_s`` its deep upload queue and
+    ``burst_bytes`` its shaper's bucket (``LinkConfig``)."""
     base = profiled_link(graph)
     down, up = reverse_efficiencies
     if bandwidth_bps is None:
         return replace(base, latency_s=latency_s, worker_bandwidth_bps=worker_bandwidth_bps,
                        contention_efficiency=contention_efficiency, worker_bandwidths_bps=worker_bandwidths_bps,
                        download_reverse_efficiency=down, upload_reverse_efficiency=up,
-                       contention_by_workers=contention_by_workers, request_queue_s=request_queue_s)
+                       contention_by_workers=contention_by_workers, request_queue_s=request_queue_s,
+                       burst_bytes=burst_bytes)
     check_bandwidth_bps(bandwidth_bps)
     return LinkConfig(
         download_bandwidth_bps=bandwidth_bps,
@@ -264,4 +279,5 @@ def target_link(
         upload_reverse_efficiency=up,
         contention_by_workers=contention_by_workers,
         request_queue_s=request_queue_s,
+        burst_bytes=burst_bytes,
     )

@@ -15,6 +15,9 @@ Semantics (one run):
   direction's latency plus the per-transfer overhead. A direction's capacity is its payload
   rate, less the ACKs of the other direction while that one carries data, times the link's
   contention efficiency while two or more workers' connections send on it.
+- A direction behind a token bucket (``LinkConfig.burst_bytes``, as a ``tbf`` shaper has) refills it
+  at the line rate while it carries nothing; a transfer that starts on it idle passes up to the
+  bucket's bits at once, and only the rest crosses the line.
 - Behind a deep upload buffer (``LinkConfig.request_queue_s``) a worker's step reaches the PS
   behind the gradient bytes other workers have queued in the upload direction: its PS ops (the
   parameter reads its downloads wait for) start no earlier than that backlog after the step
@@ -263,6 +266,11 @@ def simulate(
     # behind a deep buffer a lone transfer there also waits for its ACKs (reverse efficiency).
     ack_coupled = link.directions_coupled()
     capacity_alone = (link.download_payload_bps(), link.upload_payload_bps())
+    # The token bucket in front of each direction (``LinkConfig.burst_bytes``), in payload bits: full at
+    # the start, refilled at the line rate from the moment its direction last went idle.
+    burst_bits = link.burst_payload_bits()
+    bucket_bits = [burst_bits, burst_bits]
+    idle_since = [0.0, 0.0]
     capacity_shared = (link.download_payload_bps_while_uploading(), link.upload_payload_bps_while_downloading())
     direction_busy = [False, False]
     # While several connections send on a direction, losses at its queue idle part of the line.
@@ -517,12 +525,22 @@ def simulate(
                 return []
         return victims
 
+    def after_burst(d: int, t: float, b: float) -> float:
+        """The bits of a transfer starting on idle direction ``d`` that the bucket does not pass at once."""
+        tokens = min(burst_bits, bucket_bits[d] + (t - idle_since[d]) * capacity_alone[d])
+        passed = min(b, tokens)
+        bucket_bits[d] = tokens - passed
+        idle_since[d] = t
+        return b - passed
+
     def start_transfer(t: float, w: int, s: int) -> None:
         """Transfer ``s`` of worker ``w`` joins its direction of the link at ``t``."""
         nonlocal seq, upload_admitted_bits
         base = w * n
         started[base + s] = t
         b = bits[s]
+        if burst_bits > 0.0 and b > 0.0 and links[lane[s]].connections() == 0:
+            b = after_burst(lane[s], t, b)
         if b <= 0.0:
             if recording:
                 links[lane[s]].admitted_at[(w, s)] = t
@@ -691,6 +709,8 @@ def simulate(
             if loss_coupled and contended[w] and lk.connections() < 2:
                 contended[w] = False
                 lk.set_capacity(t, capacity_of(w))
+            if burst_bits > 0.0 and lk.connections() == 0:
+                idle_since[w] = t
             nt = lk.next_time()
             link_sched[w] = nt
             if nt < math.inf:

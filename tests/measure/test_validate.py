@@ -223,6 +223,10 @@ def test_real_validation_writes_rows_summary_and_plot(tmp_path: Path):
     assert (out / "measured" / "measured.json").is_file() and (out / "profile" / "meta.json").is_file()
     assert "median |error|" in result.stdout
     measured = json.loads((out / "measured" / "measured.json").read_text())
+    # the shaper's token bucket is part of the predicted link, as tbf holds it
+    assert data["burst_bytes"] == measured["shaping"]["burst_bytes"] > 0
+    assert data["prediction_link"]["burst_bytes"] == data["burst_bytes"]
+    assert "KiB bucket passes at once after idle" in result.stderr
     assert measured["repeats"] == 2 and measured["max_repeats"] == 3
     assert measured["max_standard_error"] == pytest.approx(1e-6)
     for point in measured["points"]:
@@ -424,10 +428,13 @@ def test_the_step_graph_a_validation_saved_re_predicts_it_without_the_profile(tm
         tracetool_argv("validate", "--model", "mlp", "--bandwidth", "100mbit", "--queue", "5ms",
                        "--from-profile", str(other_cpu),
                        "--from-measured", str(point / "measured" / "measured.json"),
-                       "--from-link-probe", str(contended), "--out", str(out)),
+                       "--from-link-probe", str(contended),
+                       # that validation replayed no shaper's bucket
+                       "--no-link-burst", "--out", str(out)),
         capture_output=True, text=True, timeout=300, cwd=REPO_ROOT)
     assert result.returncode == 0, result.stderr
     assert "profiling" not in result.stderr and "probing" not in result.stderr
+    assert json.loads((out / "validation.json").read_text())["burst_bytes"] == 0.0 and "bucket" not in result.stderr
     again, before = (json.loads((folder / "validation.json").read_text()) for folder in (out, earlier))
     # the runs' shared cores are replayed by the Python engine where the kernel predicted before:
     # the same replay to rounding (mlp's compute never outnumbers two cores here)
@@ -541,3 +548,14 @@ def test_the_tensorflow_probe_never_runs_a_shorter_window_than_the_model(duratio
     assert shape.window_s >= least
     step_alone_s = 8.0 * (shape.download_bytes + shape.upload_bytes) / 20e6 + shape.compute_s
     assert shape.window_s == pytest.approx(max(least, 3 * 4 * step_alone_s), rel=0.05)
+
+
+def test_the_shapers_bucket_is_read_from_the_measurement():
+    """tbf's burst as measure recorded it; nothing for an unshaped run or one recorded without it."""
+    from tracetool.measure.validate import shaper_burst_bytes
+
+    shaped = {"bandwidth_bps": 25e6, "shaping": {"qdisc": "tbf", "burst_bytes": 16384}}
+    assert shaper_burst_bytes(shaped) == 16384.0
+    assert shaper_burst_bytes({**shaped, "bandwidth_bps": None}) == 0.0
+    assert shaper_burst_bytes({"bandwidth_bps": 25e6, "shaping": {"qdisc": "tbf"}}) == 0.0
+    assert shaper_burst_bytes({"bandwidth_bps": 25e6}) == 0.0

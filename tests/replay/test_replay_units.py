@@ -1,10 +1,10 @@
-"""Bandwidth and latency parsing (replay.units)."""
+"""Bandwidth, latency and size parsing (replay.units)."""
 
 from __future__ import annotations
 
 import pytest
 
-from replay.units import parse_bandwidth_bps, parse_latency_s
+from replay.units import parse_bandwidth_bps, parse_bytes, parse_latency_s
 from tracetool.errors import ToolError
 
 
@@ -36,3 +36,16 @@ def test_negative_latency_is_refused():
     """A negative latency is refused."""
     with pytest.raises(ToolError):
         parse_latency_s("-1ms")
+
+
+@pytest.mark.parametrize(("text", "size"), [("16kib", 16384), ("64kb", 64000), ("1mib", 1048576), ("16384", 16384),
+                                            ("16384b", 16384), ("0", 0), ("1.5 KiB", 1536)])
+def test_sizes_are_read_in_bytes(text, size):
+    """Sizes with decimal or binary byte units, or bare numbers, become bytes."""
+    assert parse_bytes(text) == size
+
+
+@pytest.mark.parametrize("text", ["-1kb", "16kbit", "lots", "", "16 qb"])
+def test_bad_sizes_are_refused(text):
+    with pytest.raises(ToolError, match="cannot read size"):
+        parse_bytes(text)

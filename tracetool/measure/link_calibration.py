@@ -121,7 +121,8 @@ def rates_set_contention(queue_s: float | None) -> bool:
 
 
 def calibrate_link_to_probe(probe: dict[str, Any], latency_s: float, replay_contention: bool = False,
-                            per_count: bool = False, request_queue_s: float = 0.0) -> CalibratedLink:
+                            per_count: bool = False, request_queue_s: float = 0.0,
+                            burst_bytes: float = 0.0) -> CalibratedLink:
     """Replay ``probe``'s workload (a link-probe.json of validate) at its worker counts and fit
     the reverse efficiencies as the module says, and with ``replay_contention`` the contention
     efficiency too; without it the probe's least-squares contention efficiency stays. A probe
@@ -130,6 +131,7 @@ def calibrate_link_to_probe(probe: dict[str, Any], latency_s: float, replay_cont
     workers' gradients as the model's will (``LinkConfig.request_queue_s``): fitted without it, a
     probe slowed that way passes for a reverse loss, and the prediction pays the wait twice
     (inception at 50mbit behind 100 ms: a reverse efficiency of 73% without, 99.8% with).
+    ``burst_bytes`` is the shaper's bucket the probe ran behind, as the model's runs did.
 
     validate sets ``replay_contention`` by ``rates_set_contention``: behind the 5 ms buffer with
     CUBIC, raw TCP's three and four workers of mlp's shape run 10 to 22% slower than TensorFlow's,
@@ -138,9 +140,10 @@ def calibrate_link_to_probe(probe: dict[str, Any], latency_s: float, replay_cont
     settings = ReplaySettings(seeds=REPLAY_SEEDS, calibrate=False)
     compute_s = float(probe["compute_s"])
     if 1 in measured:
-        compute_s = lone_compute_s(probe, latency_s, measured[1], settings, request_queue_s)
+        compute_s = lone_compute_s(probe, latency_s, measured[1], settings, request_queue_s, burst_bytes)
     graph = _probe_chain(probe, compute_s)
-    base = target_link(graph, float(probe["bandwidth_bps"]), latency_s, request_queue_s=request_queue_s)
+    base = target_link(graph, float(probe["bandwidth_bps"]), latency_s, request_queue_s=request_queue_s,
+                       burst_bytes=burst_bytes)
     fitted_down = float(probe.get("download_reverse_efficiency", 1.0))
     fitted_up = float(probe.get("upload_reverse_efficiency", 1.0))
     if min(fitted_down, fitted_up) >= 1.0 and 2 in measured:
@@ -187,14 +190,15 @@ def _probe_chain(probe: dict[str, Any], compute_s: float) -> Any:
 
 
 def lone_compute_s(probe: dict[str, Any], latency_s: float, lone_rate: float, settings: ReplaySettings,
-                   request_queue_s: float = 0.0) -> float:
+                   request_queue_s: float = 0.0, burst_bytes: float = 0.0) -> float:
     """The chain's compute per step that makes one replayed worker step at ``lone_rate``, the
     probe's own one-worker rate: at least none (a probe faster than its transfers allow keeps
     none), at most the probe's whole step."""
 
     def rate_at(compute_s: float) -> float:
         graph = _probe_chain(probe, compute_s)
-        link = target_link(graph, float(probe["bandwidth_bps"]), latency_s, request_queue_s=request_queue_s)
+        link = target_link(graph, float(probe["bandwidth_bps"]), latency_s, request_queue_s=request_queue_s,
+                           burst_bytes=burst_bytes)
         return predict(graph, [1], link, replace(settings, seeds=1)).points[0].steps_per_second
 
     return _bisect(rate_at, 0.0, 1.0 / lone_rate, lone_rate, falling=True, steps=LONE_BISECTION_STEPS)

@@ -312,6 +312,8 @@ def _replay(module: ModuleType, graph: Any, workers: int, warmup_steps: int, mea
             state, may_abort, cutoff_rng, heap_slack, link_slack,
             # the request queue's [queue, upload bits admitted, upload capacity alone, growth], fresh per call
             np.array([link.request_queue_s, 0.0, link.upload_payload_bps(), link.request_queue_growth]),
+            # the token bucket's [depth, bits in it each way, since when each way has been idle], fresh per call
+            np.array([link.burst_payload_bits(), link.burst_payload_bits(), link.burst_payload_bits(), 0.0, 0.0]),
         )
     except Exception as exc:
         if _is_numba_error(exc):

@@ -195,7 +195,7 @@ def replay(
     released: np.ndarray, rank_weight: np.ndarray, record_steps: int, mean_hold: np.ndarray, factors: np.ndarray,
     scaled: bool, rank_draws: np.ndarray, draws_ranks: bool, max_streams: np.ndarray,
     ds: tuple, may_abort: bool, cutoff_rng: np.random.Generator, heap_slack: int, link_slack: int,
-    rq_f: np.ndarray,
+    rq_f: np.ndarray, burst_f: np.ndarray,
 ) -> tuple:
     """One run; ``hold`` is (workers, n) with each worker's first step drawn (sampled) or (1, n)
     of mean hold times; ``rng`` draws every later step's durations when ``sampled``.
@@ -215,7 +215,9 @@ def replay(
     steps, ``cutoff_rng`` the dynamic cutoff's generator; ``heap_slack`` and ``link_slack`` are
     how many times the room of uninterrupted steps the heap and each worker's transfers get.
     ``rq_f`` is the request queue's [queue, 0, upload capacity alone, growth] (``steps``; a queue
-    of 0: none), whose admitted bits the run counts in place."""
+    of 0: none), whose admitted bits the run counts in place. ``burst_f`` is the token bucket's
+    [depth, bits in it each way, since when each way has been idle] in payload bits (a depth of 0:
+    none), kept in place as the reference's ``after_burst`` keeps it."""
     n = kind.shape[0]
     nb = node_bits(n)
     node_mask = (1 << nb) - 1
@@ -486,6 +488,12 @@ def replay(
                             closed = True
                             break
                     b = bits[s]
+                    if burst_f[0] > 0.0 and b > 0.0 and link_connections(links, d) == 0:
+                        tokens = min(burst_f[0], burst_f[1 + d] + (t - burst_f[3 + d]) * capacity_alone[d])
+                        passed = min(b, tokens)
+                        burst_f[1 + d] = tokens - passed
+                        burst_f[3 + d] = t
+                        b -= passed
                     if recording:
                         started[base + s] = t
                         # fifo admits when it starts serving, a capped link when a stream is free
@@ -615,6 +623,8 @@ def replay(
                 link_set_capacity(links, d, t,
                                   direction_bps(d, direction_busy[1 - d], False, contention,
                                                 capacity_alone, capacity_shared, reverse))
+            if burst_f[0] > 0.0 and link_connections(links, d) == 0:
+                burst_f[3 + d] = t
             nt = transfer_next_time(links, d) if per_transfer else link_next_time(links, d)
             link_sched[d] = nt
             if nt < inf:
