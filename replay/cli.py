@@ -72,7 +72,8 @@ def replay_settings(args: argparse.Namespace, **discipline: object):  # noqa: AN
 
 def link_arguments(args: argparse.Namespace) -> dict[str, object]:
     """The link the shared options describe, as keyword arguments of ``target_link``."""
-    from replay.units import parse_bandwidth_bps, parse_bytes, parse_latency_s
+    from replay.units import parse_bandwidth_bps, parse_latency_s
+    from tracetool.cli_support import parse_bytes
 
     profile = _link_profile(args)
     if not args.bandwidth and profile is None:

@@ -1,5 +1,4 @@
-"""Parsing of link figures the user types: bandwidths in bits per second, latencies in seconds and
-buffer sizes in bytes.
+"""Parsing of link figures the user types: bandwidths in bits per second and latencies in seconds.
 
 Only parsing lives here; a value that cannot be read becomes a one-line ToolError.
 """
@@ -14,8 +13,6 @@ from tracetool.errors import ToolError
 _BIT_PREFIXES = {"": 1.0, "k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12}
 _BANDWIDTH = re.compile(r"^\s*([+-]?[0-9]*\.?[0-9]+(?:e[+-]?[0-9]+)?)\s*(?:([kmgt]?)(?:bit|b|bps)?(?:/s|ps)?)?\s*$")
 _TIME_UNITS = {"": 1.0, "s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}
-_BYTE_PREFIXES = {"": 1, "k": 1000, "m": 1000**2, "g": 1000**3, "ki": 1024, "mi": 1024**2, "gi": 1024**3}
-_BYTES = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:e[+-]?[0-9]+)?)\s*(?:(k|m|g|ki|mi|gi)?b)?\s*$")
 _TIME = re.compile(r"^\s*([+-]?[0-9]*\.?[0-9]+(?:e[+-]?[0-9]+)?)\s*(s|ms|us|µs|ns)?\s*$")
 
 
@@ -45,17 +42,6 @@ def parse_latency_s(text: str) -> float:
     value = float(match.group(1)) * _TIME_UNITS[match.group(2) or ""]
     if not math.isfinite(value) or value < 0:
         raise ToolError(f"latency must be zero or positive, got {text}")
-    return value
-
-
-def parse_bytes(text: str) -> float:
-    """Read ``16kib``, ``64kb``, ``1mib``, ``16384b`` or ``16384`` (bytes) into bytes."""
-    match = _BYTES.match(str(text).lower())
-    if not match:
-        raise ToolError(f"cannot read size '{text}'; write it like 16kib, 64kb, 1mib or 16384 (bytes)")
-    value = float(match.group(1)) * _BYTE_PREFIXES[match.group(2) or ""]
-    if not math.isfinite(value):
-        raise ToolError(f"size must be a finite number of bytes, got {text}")
     return value
 
 

@@ -1,4 +1,5 @@
-"""What every command line of this project shares: one-line errors and their exit codes.
+"""What every command line of this project shares: one-line errors and their exit codes, and the
+readers of the figures several commands take (sizes in bytes).
 
 The promise of the README: a problem the user can fix is one line on stderr starting with
 ``error:`` and exit code 2, never a usage block or a traceback. argparse's own errors print
@@ -10,7 +11,9 @@ itself (still one line; ``TFSIM_TRACEBACK=1`` shows the traceback), 130 interrup
 from __future__ import annotations
 
 import argparse
+import math
 import os
+import re
 import signal
 import sys
 import traceback
@@ -24,6 +27,9 @@ from tracetool.errors import ToolError
 MODEL_HELP = ("zoo name (alexnet, vgg, inception, resnet, mlp, widedeep), a Keras application (keras:resnet50, "
               "keras:inception_v3, keras:vgg16, keras:mobilenet_v2) or a .py file with build(batch_size) -> loss or "
               "build_keras() -> (model, loss); docs/models.md")
+
+_BYTE_UNITS = {"": 1, "k": 1000, "m": 1000**2, "g": 1000**3, "ki": 1024, "mi": 1024**2, "gi": 1024**3}
+_BYTES = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:e[+-]?[0-9]+)?)\s*(?:(k|m|g|ki|mi|gi)?b)?\s*$")
 
 EXIT_USER_ERROR = 2
 EXIT_INTERNAL_ERROR = 3
@@ -93,3 +99,15 @@ def parse_model_kwargs(items: list[str]) -> dict[str, int]:
             raise ToolError(f"--model-arg expects NAME=INTEGER (e.g. width=16), got '{item}'")
         kwargs[key.replace("-", "_")] = int(value)
     return kwargs
+
+
+def parse_bytes(text: str) -> float:
+    """Read ``16kib``, ``64kb``, ``1mib``, ``16384b`` or ``16384`` (bytes) into bytes: a shaped
+    queue's size (``--queue``) and a link's token bucket (``--link-burst``)."""
+    match = _BYTES.match(str(text).lower())
+    if not match:
+        raise ToolError(f"cannot read size '{text}'; write it like 16kib, 64kb, 1mib or 16384 (bytes)")
+    value = float(match.group(1)) * _BYTE_UNITS[match.group(2) or ""]
+    if not math.isfinite(value):
+        raise ToolError(f"size must be a finite number of bytes, got {text}")
+    return value

@@ -1,10 +1,11 @@
-"""Bandwidth, latency and size parsing (replay.units)."""
+"""Bandwidth and latency parsing (replay.units), and sizes in bytes (tracetool.cli_support)."""
 
 from __future__ import annotations
 
 import pytest
 
-from replay.units import parse_bandwidth_bps, parse_bytes, parse_latency_s
+from replay.units import parse_bandwidth_bps, parse_latency_s
+from tracetool.cli_support import parse_bytes
 from tracetool.errors import ToolError
 
 

@@ -25,6 +25,7 @@ import shutil
 import subprocess
 from dataclasses import dataclass
 
+from tracetool.cli_support import parse_bytes
 from tracetool.cluster import leftovers, netns, tcp_settings
 from tracetool.errors import ToolError
 
@@ -63,7 +64,6 @@ _RATE_FACTORS = {
     "bps": 8, "kbps": 8e3, "mbps": 8e6, "gbps": 8e9,
 }
 _QUEUE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|b|kb|mb|kib|mib)\s*$", re.IGNORECASE)
-_QUEUE_BYTE_FACTORS = {"b": 1, "kb": 1000, "mb": 1000**2, "kib": 1024, "mib": 1024**2}
 MAX_QUEUE_MS = 2000.0
 MAX_QUEUE_BYTES = 1 << 30
 _LATENCY = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(us|ms|s)?\s*$", re.IGNORECASE)
@@ -135,7 +135,7 @@ def parse_queue(text: str) -> QueueSize:
         if not 1.0 <= ms <= MAX_QUEUE_MS:
             raise ToolError(f"queue '{text}' is {ms:g} ms; give 1 to {MAX_QUEUE_MS:g} ms")
         return QueueSize(ms=ms)
-    size = int(value * _QUEUE_BYTE_FACTORS[unit])
+    size = int(parse_bytes(text))
     if not 2 * 1514 <= size <= MAX_QUEUE_BYTES:
         raise ToolError(f"queue '{text}' is {size} bytes; give at least two full frames (3028 bytes) and at most 1gib")
     return QueueSize(bytes=size)
