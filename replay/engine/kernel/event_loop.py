@@ -333,7 +333,7 @@ def replay(
     gate = gate_new(workers)
     starts = np.empty(workers, dtype=np.int64)
     redraw = np.empty(workers, dtype=np.int64)  # workers whose next step's durations are drawn after the event
-    n_redraw = 0
+    n_redraw = np.int64(0)  # np.int64: a literal argument would compile resume once more
     acc = (acct, acct_t, busy_lanes, params_out, waiting_for_peers)
     work = (abort_seq, lane_busy, lane_queued, ps_ring, ps_head, ps_count, ps_queue_offset, ps_queue_capacity,
             in_link, zombies, transfer_nodes)
@@ -652,9 +652,9 @@ def replay(
                 hn = event_push(ht, hs, hp, hn, wake_at, seq, pack_event(EV_SYNC, 0, 0, nb))
                 seq += 1
             hn, seq, n_redraw, closed = resume(
-                -1, t, hn, seq, n_redraw, ds, gate, starts, redraw, per_worker, win, warmup_steps, target, acc, links,
-                ps_busy_s, books0, accounts0, work, heap, pending, indegree, step_start, n_downloads, start_node,
-                n_lanes, nb, rq)
+                np.int64(-1), t, hn, seq, n_redraw, ds, gate, starts, redraw, per_worker, win, warmup_steps, target,
+                acc, links, ps_busy_s, books0, accounts0, work, heap, pending, indegree, step_start, n_downloads,
+                start_node, n_lanes, nb, rq)
             if closed:
                 status = STATUS_WINDOW_CLOSED
                 break
@@ -685,13 +685,13 @@ def replay(
                     hold[v, j] = mean_hold[0, j]
             if scaled:
                 factors_short = _scale_step(hold, v, kind, factors, step_index) or factors_short
-        n_redraw = 0
+        n_redraw = np.int64(0)
 
     if status == STATUS_WINDOW_CLOSED:
         snapshot(acc, win_f[W_T1], links, ps_busy_s, ds, books1, accounts1)
     if ds[0][I_HIST_SHORT]:
         status = STATUS_GROW_STALENESS
-    in_flight = link_connections(links, 0) + link_connections(links, 1)
+    in_flight = link_connections(links, np.int64(0)) + link_connections(links, np.int64(1))
     return (status, ops, win_f[W_T0], win_f[W_T1], win_i[W_COUNTED], own_steps, first_end, last_end, books0, books1,
             accounts0, accounts1, ds[10], in_flight, tl, next_rank > rank_draws.shape[0], factors_short,
             seniority_words_short(sen))

@@ -76,8 +76,8 @@ def snapshot(acc: tuple, now: float, links: tuple, ps_busy_s: float, ds: tuple, 
     time, the discipline's updates, gradients applied and dropped; per-worker accounts)."""
     for v in range(acc[1].shape[0]):
         settle(acc, v, now)
-    books[0] = link_served_bits(links, 0, now)
-    books[1] = link_served_bits(links, 1, now)
+    books[0] = link_served_bits(links, np.int64(0), now)  # literals would compile it again
+    books[1] = link_served_bits(links, np.int64(1), now)
     books[2] = ps_busy_s
     di = ds[0]
     books[3] = di[I_UPDATES]
@@ -159,7 +159,7 @@ def request_wait_s(rq: tuple, links: tuple, now: float) -> float:
     """How long a step starting at ``now`` waits behind the upload backlog, as the reference's
     ``request_wait_s`` computes it (``replay.engine.loop``)."""
     rq_f, uploads_on_link, uploading_since = rq[0], rq[1], rq[2]
-    left = rq_f[RQ_ADMITTED] - link_served_bits(links, 1, now)
+    left = rq_f[RQ_ADMITTED] - link_served_bits(links, np.int64(1), now)
     if left <= 0.0:
         return 0.0
     grown = 0.0
@@ -187,7 +187,8 @@ def resume(first: int, t: float, hn: int, seq: int, n_redraw: int, ds: tuple, ga
     for q in range(n_victims):
         v = victims[q]
         interrupt(v, t, seq, acc, work, n, n_lanes, nb)
-        if end_step(v, t, win, warmup_steps, target, acc, links, ps_busy_s, ds, books0, accounts0, OUTCOME_ABORTED):
+        if end_step(v, t, win, warmup_steps, target, acc, links, ps_busy_s, ds, books0, accounts0,
+                    np.int64(OUTCOME_ABORTED)):
             return hn, seq, n_redraw, True
     count = 0
     if not gates_steps(ds):
