@@ -303,14 +303,12 @@ def _replay_with(engine: Any, s: dict[str, Any], workers: int, seed: int) -> Run
 
 
 def _cores_argument(shared_cores: int) -> dict[str, int]:
-    """The Python engine's shared cores, where there are any: the kernel does not take them."""
+    """The shared cores, where there are any (both engines take them)."""
     return {"shared_cores": shared_cores} if shared_cores else {}
 
 
 def _kernel_gap(s: dict[str, Any]) -> str | None:
     """The setting that keeps this replay off the compiled kernel, or None."""
-    if s["shared_cores"]:
-        return "--shared-cores"
     return unsupported_setting(sharing=s["sharing"], order=s["order"], discipline=s["discipline"], link=s["link"],
                                compiled=s["compiled"])
 
@@ -644,13 +642,14 @@ def _record_timeline(
         worker_speeds=tuple(settings.worker_speeds),
         discipline=settings.discipline(),
     )
-    if (settings.engine != "python" and kernel_unavailable() is None and not settings.shared_cores
+    cores = _cores_argument(settings.shared_cores)
+    if (settings.engine != "python" and kernel_unavailable() is None
             and unsupported_setting(sharing=sharing, order=order, discipline=run["discipline"]) is None):
         try:  # the same record as the Python engine's (tests/replay/engine/test_kernel_timeline.py)
-            return simulate_fast(compiled, workers, link, **run), compiled, link
+            return simulate_fast(compiled, workers, link, **run, **cores), compiled, link
         except KernelUnavailable as exc:
             _engine_notice(str(exc))
-    return simulate(compiled, workers, link, **run, **_cores_argument(settings.shared_cores)), compiled, link
+    return simulate(compiled, workers, link, **run, **cores), compiled, link
 
 
 @contextmanager

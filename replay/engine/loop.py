@@ -166,6 +166,15 @@ def check_run_arguments(workers: int, measured_steps: int, warmup_steps: int, se
         raise ValueError(f"seed must be zero or more (numpy's generators take no negative seed), got {seed}")
 
 
+def check_shared_cores(shared_cores: int, discipline: SyncDiscipline | None) -> None:
+    """Refuse shared cores no engine replays: fewer than none, or under a discipline that
+    interrupts steps, whose interrupted compute would stay on the cores."""
+    if shared_cores < 0:
+        raise ValueError(f"shared cores must be 0 (none) or more, got {shared_cores}")
+    if shared_cores and discipline is not None and discipline.interrupts_steps:
+        raise ValueError(f"shared cores are not replayed with --sync {discipline.name}, which interrupts steps")
+
+
 def simulate(
     compiled: CompiledGraph,
     workers: int,
@@ -198,8 +207,7 @@ def simulate(
     (0: each worker on a machine of its own) lets every worker's compute ops share that many
     cores, as when all the workers run on one machine (``replay.engine.cores``)."""
     check_run_arguments(workers, measured_steps, warmup_steps, seed)
-    if shared_cores < 0:
-        raise ValueError(f"shared cores must be 0 (none) or more, got {shared_cores}")
+    check_shared_cores(shared_cores, discipline)
     sharing = sharing or FairSharing()
     order = order or TraceOrder()
     np_rng = np.random.default_rng(seed)
@@ -337,9 +345,6 @@ def simulate(
     zombies = [0] * (workers * n)
     transfer_nodes = [i for i in range(n) if kind[i] in (KIND_DOWNLOAD, KIND_UPLOAD)]
     aborts = run.aborts
-    if shared_cores and discipline is not None and discipline.interrupts_steps:
-        # an interrupted step's compute would stay on the cores
-        raise ValueError(f"shared cores are not replayed with --sync {discipline.name}, which interrupts steps")
     cores = SharedCores(shared_cores) if shared_cores else None
     cores_version = -1
 

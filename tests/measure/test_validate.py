@@ -435,8 +435,8 @@ def test_the_step_graph_a_validation_saved_re_predicts_it_without_the_profile(tm
     assert "profiling" not in result.stderr and "probing" not in result.stderr
     assert json.loads((out / "validation.json").read_text())["burst_bytes"] == 0.0 and "bucket" not in result.stderr
     again, before = (json.loads((folder / "validation.json").read_text()) for folder in (out, earlier))
-    # the runs' shared cores are replayed by the Python engine where the kernel predicted before:
-    # the same replay to rounding (mlp's compute never outnumbers two cores here)
+    # the runs' shared cores are replayed where that validation replayed none: the same replay to
+    # rounding (mlp's compute never outnumbers two cores here)
     assert [r["workers"] for r in again["rows"]] == [r["workers"] for r in before["rows"]]
     for now, then in zip(again["rows"], before["rows"], strict=True):
         assert now["predicted"] == pytest.approx(then["predicted"], rel=1e-5)

@@ -95,7 +95,6 @@ def test_a_real_step_graph_slows_where_its_workers_outnumber_the_cores():
 @pytest.mark.parametrize("extra,words", [
     (["--shared-cores", "-1"], "--shared-cores must be between 0"),
     (["--shared-cores", "2", "--sync", "cutoff", "--cutoff", "static:0.05"], "which interrupts steps"),
-    (["--shared-cores", "2", "--engine", "compiled"], "--shared-cores is not in the compiled kernel"),
 ])
 def test_shared_cores_that_cannot_be_replayed_are_refused_in_one_line(tmp_path, extra: list[str], words: str):
     graph_file = tmp_path / "graph.json"

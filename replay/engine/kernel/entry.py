@@ -47,6 +47,7 @@ from replay.engine.loop import (
     ReplayTimeOverflow,
     RunResult,
     check_run_arguments,
+    check_shared_cores,
     staleness_summary,  # the reference's own summary, so both engines report alike
     time_overflow,
     update_rates,
@@ -113,11 +114,13 @@ def simulate_fast(
     slowdown: SlowdownSpec = NO_SLOWDOWN,
     worker_speeds: tuple[float, ...] = (),
     discipline: SyncDiscipline | None = None,
+    shared_cores: int = 0,
 ) -> RunResult:
     """``replay.engine.loop.simulate`` for the configurations ``unsupported_setting`` accepts, with the
     same arguments and the same ``RunResult``. Raises ``ValueError`` for a configuration the
     kernel does not hold and ``KernelUnavailable`` when numba cannot run it."""
     check_run_arguments(workers, measured_steps, warmup_steps, seed)
+    check_shared_cores(shared_cores, discipline)
     missing = unsupported_setting(sharing=sharing, order=order, discipline=discipline, link=link, compiled=compiled)
     if missing is not None:
         raise ValueError(f"{missing} is not in the compiled kernel yet")
@@ -179,7 +182,7 @@ def simulate_fast(
         raw = _replay(module, graph, workers, warmup_steps, measured_steps, link, codes, max_streams, begin,
                       first_hold, deterministic, np_rng, overtake, group_weight,
                       released, rank_weight, link_words, record_steps, factors, rank_draws, parameters, may_abort,
-                      cutoff_rng, heap_slack, link_slack)
+                      cutoff_rng, heap_slack, link_slack, shared_cores)
         if raw[0] == module.STATUS_GROW_HEAP:
             heap_slack *= 2
         elif raw[0] == module.STATUS_GROW_LINK:
@@ -286,7 +289,7 @@ def _replay(module: ModuleType, graph: Any, workers: int, warmup_steps: int, mea
             np_rng: np.random.Generator, overtake: np.ndarray, group_weight: np.ndarray, released: np.ndarray,
             rank_weight: np.ndarray, link_words: np.ndarray, record_steps: int, factors: np.ndarray | None,
             rank_draws: np.ndarray | None, discipline: tuple, may_abort: bool,
-            cutoff_rng: np.random.Generator, heap_slack: int, link_slack: int) -> tuple:
+            cutoff_rng: np.random.Generator, heap_slack: int, link_slack: int, shared_cores: int) -> tuple:
     """One call of the compiled loop, with a fresh state of the discipline made of ``discipline``
     (``discipline_new``'s arguments); numba's own failures become ``KernelUnavailable``."""
     reverse = (link.reverse_efficiency(upload=False), link.reverse_efficiency(upload=True))
@@ -314,6 +317,7 @@ def _replay(module: ModuleType, graph: Any, workers: int, warmup_steps: int, mea
             np.array([link.request_queue_s, 0.0, link.upload_payload_bps(), link.request_queue_growth]),
             # the token bucket's [depth, bits in it each way, since when each way has been idle], fresh per call
             np.array([link.burst_payload_bits(), link.burst_payload_bits(), link.burst_payload_bits(), 0.0, 0.0]),
+            shared_cores,
         )
     except Exception as exc:
         if _is_numba_error(exc):

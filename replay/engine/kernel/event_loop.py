@@ -73,6 +73,15 @@ from replay.engine.kernel.links import (
 )
 from replay.engine.kernel.processor_link import processor_new
 from replay.engine.kernel.seniority_link import seniority_new, seniority_words_short
+from replay.engine.kernel.shared_cores import (
+    CF_TIMER,
+    CI_ARMED,
+    CI_TIMER_SEQ,
+    cores_new,
+    cores_next_time,
+    cores_pop_finished,
+    start_op,
+)
 from replay.engine.kernel.steps import (
     RQ_ADMITTED,
     RQ_QUEUE,
@@ -143,9 +152,9 @@ def direction_bps(d: int, other_busy: bool, is_contended: bool, contention: floa
 def _pass_ps_device(p: int, t: float, hn: int, seq: int, ht: np.ndarray, hs: np.ndarray, hp: np.ndarray,
                     ps_busy: np.ndarray, ps_ring: np.ndarray, ps_head: np.ndarray, ps_count: np.ndarray,
                     ps_queue_offset: np.ndarray, ps_queue_capacity: np.ndarray, hold: np.ndarray, row_of: int,
-                    nb: int, recording: bool, started: np.ndarray) -> tuple:
+                    nb: int, recording: bool, started: np.ndarray, cores: tuple) -> tuple:
     """PS device ``p`` finished an op: start the next queued one (its start kept while
-    ``recording``), or leave it idle; returns (hn, seq)."""
+    ``recording``; on the shared cores where there are some), or leave it idle; returns (hn, seq)."""
     if ps_count[p]:
         queued = ps_ring[ps_queue_offset[p] + ps_head[p]]
         ps_head[p] += 1
@@ -156,8 +165,7 @@ def _pass_ps_device(p: int, t: float, hn: int, seq: int, ht: np.ndarray, hs: np.
         j = queued & ((1 << nb) - 1)
         if recording:
             started[w2 * hold.shape[1] + j] = t
-        hn = event_push(ht, hs, hp, hn, t + hold[w2 * row_of, j], seq, pack_event(EV_DONE, w2, j, nb))
-        seq += 1
+        hn, seq = start_op(t, w2, j, hold[w2 * row_of, j], hn, seq, ht, hs, hp, nb, cores)
     else:
         ps_busy[p] = False
     return hn, seq
@@ -195,7 +203,7 @@ def replay(
     released: np.ndarray, rank_weight: np.ndarray, record_steps: int, mean_hold: np.ndarray, factors: np.ndarray,
     scaled: bool, rank_draws: np.ndarray, draws_ranks: bool, max_streams: np.ndarray,
     ds: tuple, may_abort: bool, cutoff_rng: np.random.Generator, heap_slack: int, link_slack: int,
-    rq_f: np.ndarray, burst_f: np.ndarray,
+    rq_f: np.ndarray, burst_f: np.ndarray, shared_cores: int,
 ) -> tuple:
     """One run; ``hold`` is (workers, n) with each worker's first step drawn (sampled) or (1, n)
     of mean hold times; ``rng`` draws every later step's durations when ``sampled``.
@@ -217,7 +225,8 @@ def replay(
     ``rq_f`` is the request queue's [queue, 0, upload capacity alone, growth] (``steps``; a queue
     of 0: none), whose admitted bits the run counts in place. ``burst_f`` is the token bucket's
     [depth, bits in it each way, since when each way has been idle] in payload bits (a depth of 0:
-    none), kept in place as the reference's ``after_burst`` keeps it."""
+    none), kept in place as the reference's ``after_burst`` keeps it. ``shared_cores`` cores run the
+    compute and PS ops of all workers (``shared_cores``; 0: each op holds only its own lane)."""
     n = kind.shape[0]
     nb = node_bits(n)
     node_mask = (1 << nb) - 1
@@ -286,13 +295,13 @@ def replay(
     direction_busy = np.zeros(2, dtype=np.bool_)
     contended = np.zeros(2, dtype=np.bool_)
 
-    # Events come from four sources, merged by (time, seq) as the reference's one heap orders
+    # Events come from five sources, merged by (time, seq) as the reference's one heap orders
     # them: the heap (op completions, PS ops done waiting their gap, step starts, the
     # discipline's wakes), at most one per worker and node while no step is interrupted; the
     # transfers' arrivals, due at the direction's delay after their finish, so in the order they
-    # were pushed (a ring); and each direction's one live timer (``link_sched`` and
-    # ``link_version`` while ``link_armed``), which the reference keeps in its heap with its
-    # superseded timers, skipped when they come up.
+    # were pushed (a ring); each direction's one live timer (``link_sched`` and ``link_version``
+    # while ``link_armed``) and the shared cores' (``shared_cores``), which the reference keeps in
+    # its heap with their superseded timers, skipped when they come up.
     in_heap = 1  # the start node
     max_successors = 0
     for i in range(n):
@@ -314,6 +323,9 @@ def replay(
     a_head = 0
     a_count = 0
     link_armed = np.zeros(2, dtype=np.bool_)
+    # at most every worker's lanes and every PS device run an op at once (no step is interrupted)
+    cores = cores_new(shared_cores, workers * n_lanes + n_ps)
+    cores_f, cores_i, cores_done = cores[0], cores[1], cores[5]
     seq = 0
     for w in range(workers):
         step_start_discipline(ds, w, begin[w])
@@ -379,10 +391,30 @@ def replay(
                     source = 2 + d
                     t = lt
                     sq = ls
+        if cores_i[CI_ARMED]:
+            ct = cores_f[CF_TIMER]
+            cs = cores_i[CI_TIMER_SEQ]
+            if source < 0 or ct < t or (ct == t and cs < sq):
+                source = 4
+                t = ct
+                sq = cs
         if source < 0:
             break
         if source == 0:
             t, sq, payload, hn = event_pop(ht, hs, hp, hn)
+        elif source == 4:
+            # the shared cores' timer: the ops that have ended complete now, in the order they leave
+            cores_i[CI_ARMED] = 0
+            for q in range(cores_pop_finished(cores, t)):
+                hn = event_push(ht, hs, hp, hn, t, seq, cores_done[q])
+                seq += 1
+            nt = cores_next_time(cores)
+            if nt < inf:
+                cores_f[CF_TIMER] = nt
+                cores_i[CI_TIMER_SEQ] = seq
+                cores_i[CI_ARMED] = 1
+                seq += 1
+            continue
         elif source == 1:
             payload = ap[a_head]
             a_head += 1
@@ -415,14 +447,15 @@ def replay(
                     elif k == KIND_PS:
                         hn, seq = _pass_ps_device(lane[i], t, hn, seq, ht, hs, hp, ps_busy, ps_ring, ps_head,
                                                   ps_count, ps_queue_offset, ps_queue_capacity, hold, row_of, nb,
-                                                  recording, started)
+                                                  recording, started, cores)
                     continue
                 if k == KIND_DOWNLOAD or k == KIND_UPLOAD:
                     in_link[base + i] = False
             if k == KIND_PS:
                 ps_busy_s += hold[row, i]
                 hn, seq = _pass_ps_device(lane[i], t, hn, seq, ht, hs, hp, ps_busy, ps_ring, ps_head, ps_count,
-                                          ps_queue_offset, ps_queue_capacity, hold, row_of, nb, recording, started)
+                                          ps_queue_offset, ps_queue_capacity, hold, row_of, nb, recording, started,
+                                          cores)
             elif k == KIND_DOWNLOAD:
                 if params_out[w] == 1 and busy_lanes[w] == 0:
                     acct[1, w] += t - acct_t[w]
@@ -456,9 +489,7 @@ def replay(
                         busy_lanes[w] += 1
                         if recording:
                             started[base + s] = t
-                        hn = event_push(ht, hs, hp, hn, t + hold[row, s], seq,
-                                        pack_event(EV_DONE, w, s, nb))
-                        seq += 1
+                        hn, seq = start_op(t, w, s, hold[row, s], hn, seq, ht, hs, hp, nb, cores)
                 elif ks == KIND_PS:
                     g = ps_gap_s[s]
                     if ps_not_before[w] > t + g:
@@ -476,9 +507,7 @@ def replay(
                             ps_busy[p] = True
                             if recording:
                                 started[base + s] = t
-                            hn = event_push(ht, hs, hp, hn, t + hold[row, s], seq,
-                                            pack_event(EV_DONE, w, s, nb))
-                            seq += 1
+                            hn, seq = start_op(t, w, s, hold[row, s], hn, seq, ht, hs, hp, nb, cores)
                 elif ks == KIND_DOWNLOAD or ks == KIND_UPLOAD:
                     d = lane[s]
                     if may_abort:
@@ -591,8 +620,7 @@ def replay(
                     lane_queued[lq] -= 1
                     if recording:
                         started[base + j] = t
-                    hn = event_push(ht, hs, hp, hn, t + hold[row, j], seq, pack_event(EV_DONE, w, j, nb))
-                    seq += 1
+                    hn, seq = start_op(t, w, j, hold[row, j], hn, seq, ht, hs, hp, nb, cores)
                 else:
                     lane_busy[lq] = False
                     if busy_lanes[w] == 1:
@@ -669,8 +697,7 @@ def replay(
                 ps_busy[p] = True
                 if recording:
                     started[w * n + i] = t
-                hn = event_push(ht, hs, hp, hn, t + hold[w * row_of, i], seq, pack_event(EV_DONE, w, i, nb))
-                seq += 1
+                hn, seq = start_op(t, w, i, hold[w * row_of, i], hn, seq, ht, hs, hp, nb, cores)
         # The reference draws a step's durations when it starts, mid-event, but reads the ended
         # step's until the event is done; drawing here is the same stream, same order.
         for q in range(n_redraw):

@@ -50,9 +50,11 @@ def assert_same_run(kernel: RunResult, reference: RunResult) -> None:
 
 def both(graph_path: Path, workers: int, sharing: str, *, deterministic: bool, seed: int = 0,
          order: object = None, bandwidth_bps: float = 1e8, steps: int = 3,
-         discipline: SyncDiscipline | None = None, record_steps: int = 0) -> tuple[RunResult, RunResult]:
+         discipline: SyncDiscipline | None = None, record_steps: int = 0,
+         shared_cores: int = 0) -> tuple[RunResult, RunResult]:
     """The reference's and the kernel's run of one configuration on a shaped, contended link,
-    workers staggered over one step as a sweep starts them (their first ``record_steps`` recorded)."""
+    workers staggered over one step as a sweep starts them (their first ``record_steps`` recorded;
+    their compute on ``shared_cores`` cores, 0: a machine each)."""
     graph = load_stepgraph(graph_path)
     compiled = compile_graph(graph)
     # ACK coupling and contention efficiency exercise every capacity change of a direction.
@@ -60,7 +62,7 @@ def both(graph_path: Path, workers: int, sharing: str, *, deterministic: bool, s
     kwargs = dict(sharing=SHARING[sharing], order=order or TraceOrder(),
                   durations=DurationModel(compute_scale=1.1, deterministic=deterministic), measured_steps=steps,
                   warmup_steps=2, seed=seed, stagger_s=one_step_time_s(compiled, link, sharing=SHARING[sharing]),
-                  discipline=discipline, record_steps=record_steps)
+                  discipline=discipline, record_steps=record_steps, shared_cores=shared_cores)
     return simulate_fast(compiled, workers, link, **kwargs), simulate(compiled, workers, link, **kwargs)
 
 
