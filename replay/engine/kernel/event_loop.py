@@ -80,7 +80,7 @@ from replay.engine.kernel.shared_cores import (
     cores_new,
     cores_next_time,
     cores_pop_finished,
-    start_op,
+    cores_start,
 )
 from replay.engine.kernel.steps import (
     RQ_ADMITTED,
@@ -152,7 +152,7 @@ def direction_bps(d: int, other_busy: bool, is_contended: bool, contention: floa
 def _pass_ps_device(p: int, t: float, hn: int, seq: int, ht: np.ndarray, hs: np.ndarray, hp: np.ndarray,
                     ps_busy: np.ndarray, ps_ring: np.ndarray, ps_head: np.ndarray, ps_count: np.ndarray,
                     ps_queue_offset: np.ndarray, ps_queue_capacity: np.ndarray, hold: np.ndarray, row_of: int,
-                    nb: int, recording: bool, started: np.ndarray, cores: tuple) -> tuple:
+                    nb: int, recording: bool, started: np.ndarray, on_cores: bool, cores: tuple) -> tuple:
     """PS device ``p`` finished an op: start the next queued one (its start kept while
     ``recording``; on the shared cores where there are some), or leave it idle; returns (hn, seq)."""
     if ps_count[p]:
@@ -165,7 +165,11 @@ def _pass_ps_device(p: int, t: float, hn: int, seq: int, ht: np.ndarray, hs: np.
         j = queued & ((1 << nb) - 1)
         if recording:
             started[w2 * hold.shape[1] + j] = t
-        hn, seq = start_op(t, w2, j, hold[w2 * row_of, j], hn, seq, ht, hs, hp, nb, cores)
+        if on_cores:
+            cores_start(cores, t, pack_event(EV_DONE, w2, j, nb), hold[w2 * row_of, j], seq)
+        else:
+            hn = event_push(ht, hs, hp, hn, t + hold[w2 * row_of, j], seq, pack_event(EV_DONE, w2, j, nb))
+        seq += 1
     else:
         ps_busy[p] = False
     return hn, seq
@@ -324,6 +328,7 @@ def replay(
     a_count = 0
     link_armed = np.zeros(2, dtype=np.bool_)
     # at most every worker's lanes and every PS device run an op at once (no step is interrupted)
+    on_cores = shared_cores > 0
     cores = cores_new(shared_cores, workers * n_lanes + n_ps)
     cores_f, cores_i, cores_done = cores[0], cores[1], cores[5]
     seq = 0
@@ -391,7 +396,7 @@ def replay(
                     source = 2 + d
                     t = lt
                     sq = ls
-        if cores_i[CI_ARMED]:
+        if on_cores and cores_i[CI_ARMED]:
             ct = cores_f[CF_TIMER]
             cs = cores_i[CI_TIMER_SEQ]
             if source < 0 or ct < t or (ct == t and cs < sq):
@@ -447,7 +452,7 @@ def replay(
                     elif k == KIND_PS:
                         hn, seq = _pass_ps_device(lane[i], t, hn, seq, ht, hs, hp, ps_busy, ps_ring, ps_head,
                                                   ps_count, ps_queue_offset, ps_queue_capacity, hold, row_of, nb,
-                                                  recording, started, cores)
+                                                  recording, started, on_cores, cores)
                     continue
                 if k == KIND_DOWNLOAD or k == KIND_UPLOAD:
                     in_link[base + i] = False
@@ -455,7 +460,7 @@ def replay(
                 ps_busy_s += hold[row, i]
                 hn, seq = _pass_ps_device(lane[i], t, hn, seq, ht, hs, hp, ps_busy, ps_ring, ps_head, ps_count,
                                           ps_queue_offset, ps_queue_capacity, hold, row_of, nb, recording, started,
-                                          cores)
+                                          on_cores, cores)
             elif k == KIND_DOWNLOAD:
                 if params_out[w] == 1 and busy_lanes[w] == 0:
                     acct[1, w] += t - acct_t[w]
@@ -489,7 +494,11 @@ def replay(
                         busy_lanes[w] += 1
                         if recording:
                             started[base + s] = t
-                        hn, seq = start_op(t, w, s, hold[row, s], hn, seq, ht, hs, hp, nb, cores)
+                        if on_cores:
+                            cores_start(cores, t, pack_event(EV_DONE, w, s, nb), hold[row, s], seq)
+                        else:
+                            hn = event_push(ht, hs, hp, hn, t + hold[row, s], seq, pack_event(EV_DONE, w, s, nb))
+                        seq += 1
                 elif ks == KIND_PS:
                     g = ps_gap_s[s]
                     if ps_not_before[w] > t + g:
@@ -507,7 +516,11 @@ def replay(
                             ps_busy[p] = True
                             if recording:
                                 started[base + s] = t
-                            hn, seq = start_op(t, w, s, hold[row, s], hn, seq, ht, hs, hp, nb, cores)
+                            if on_cores:
+                                cores_start(cores, t, pack_event(EV_DONE, w, s, nb), hold[row, s], seq)
+                            else:
+                                hn = event_push(ht, hs, hp, hn, t + hold[row, s], seq, pack_event(EV_DONE, w, s, nb))
+                            seq += 1
                 elif ks == KIND_DOWNLOAD or ks == KIND_UPLOAD:
                     d = lane[s]
                     if may_abort:
@@ -620,7 +633,11 @@ def replay(
                     lane_queued[lq] -= 1
                     if recording:
                         started[base + j] = t
-                    hn, seq = start_op(t, w, j, hold[row, j], hn, seq, ht, hs, hp, nb, cores)
+                    if on_cores:
+                        cores_start(cores, t, pack_event(EV_DONE, w, j, nb), hold[row, j], seq)
+                    else:
+                        hn = event_push(ht, hs, hp, hn, t + hold[row, j], seq, pack_event(EV_DONE, w, j, nb))
+                    seq += 1
                 else:
                     lane_busy[lq] = False
                     if busy_lanes[w] == 1:
@@ -697,7 +714,11 @@ def replay(
                 ps_busy[p] = True
                 if recording:
                     started[w * n + i] = t
-                hn, seq = start_op(t, w, i, hold[w * row_of, i], hn, seq, ht, hs, hp, nb, cores)
+                if on_cores:
+                    cores_start(cores, t, pack_event(EV_DONE, w, i, nb), hold[w * row_of, i], seq)
+                else:
+                    hn = event_push(ht, hs, hp, hn, t + hold[w * row_of, i], seq, pack_event(EV_DONE, w, i, nb))
+                seq += 1
         # The reference draws a step's durations when it starts, mid-event, but reads the ended
         # step's until the event is done; drawing here is the same stream, same order.
         for q in range(n_redraw):

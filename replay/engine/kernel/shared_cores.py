@@ -8,8 +8,8 @@ reference's float. The running ops sit in a heap keyed ``(finish tag, seq)``, as
 becomes when it ends. The loop keeps the processor's one live timer beside its event heap, as it
 keeps each link direction's (the reference's superseded timers are skipped when they come up).
 
-A cores count of 0 is none: ``start_op`` then holds the op for its own time, as without
-``--shared-cores``.
+A cores count of 0 is none: the loop then holds each op for its own time, as without
+``--shared-cores``, and never asks the cores.
 
 State (``cores_new``): float [virtual clock, when it last advanced, the live timer's time],
 int [ops running, the last seq, cores, the timer's seq, whether it is armed], then the heap's
@@ -23,7 +23,7 @@ import math
 import numpy as np
 from numba import njit
 
-from replay.engine.kernel.heap import EV_DONE, event_pop, event_push, pack_event
+from replay.engine.kernel.heap import event_pop, event_push
 from replay.engine.kernel.jit import per_event
 
 CF_CLOCK = 0
@@ -98,20 +98,14 @@ def cores_pop_finished(cores: tuple, now: float) -> int:
 
 
 @per_event
-def start_op(t: float, w: int, s: int, work_s: float, hn: int, seq: int, ht: np.ndarray, hs: np.ndarray,
-             hp: np.ndarray, nb: int, cores: tuple) -> tuple:
-    """Worker ``w``'s op ``s`` (a compute op holding its lane, or a PS op its device) runs for
-    ``work_s`` seconds, or on the shared cores for that much work, arming their timer anew with
-    this ``seq`` as the reference pushes its timer; returns (hn, seq)."""
+def cores_start(cores: tuple, t: float, payload: int, work_s: float, seq: int) -> None:
+    """An op of ``work_s`` seconds of work starts on the cores at ``t``; ``payload`` is the event
+    it becomes when it ends. Arms their timer anew with ``seq``, as the reference pushes its timer
+    (the caller takes the seq)."""
     cf, ci, tags, seqs, packed = cores[0], cores[1], cores[2], cores[3], cores[4]
-    if ci[CI_CORES] == 0:
-        hn = event_push(ht, hs, hp, hn, t + work_s, seq, pack_event(EV_DONE, w, s, nb))
-        return hn, seq + 1
     _advance(cf, ci, t)
     ci[CI_SEQ] += 1
-    ci[CI_RUNNING] = event_push(tags, seqs, packed, ci[CI_RUNNING], cf[CF_CLOCK] + work_s, ci[CI_SEQ],
-                                pack_event(EV_DONE, w, s, nb))
+    ci[CI_RUNNING] = event_push(tags, seqs, packed, ci[CI_RUNNING], cf[CF_CLOCK] + work_s, ci[CI_SEQ], payload)
     cf[CF_TIMER] = cores_next_time(cores)
     ci[CI_TIMER_SEQ] = seq
     ci[CI_ARMED] = 1
-    return hn, seq + 1
