@@ -298,13 +298,8 @@ def _replay_with(engine: Any, s: dict[str, Any], workers: int, seed: int) -> Run
         slowdown=s["slowdown"],
         worker_speeds=s["worker_speeds"],
         discipline=s["discipline"],
-        **_cores_argument(s["shared_cores"]),
+        shared_cores=s["shared_cores"],
     )
-
-
-def _cores_argument(shared_cores: int) -> dict[str, int]:
-    """The shared cores, where there are any (both engines take them)."""
-    return {"shared_cores": shared_cores} if shared_cores else {}
 
 
 def _kernel_gap(s: dict[str, Any]) -> str | None:
@@ -641,15 +636,15 @@ def _record_timeline(
         slowdown=parse_slowdown(settings.slowdown),
         worker_speeds=tuple(settings.worker_speeds),
         discipline=settings.discipline(),
+        shared_cores=settings.shared_cores,
     )
-    cores = _cores_argument(settings.shared_cores)
     if (settings.engine != "python" and kernel_unavailable() is None
             and unsupported_setting(sharing=sharing, order=order, discipline=run["discipline"]) is None):
         try:  # the same record as the Python engine's (tests/replay/engine/test_kernel_timeline.py)
-            return simulate_fast(compiled, workers, link, **run, **cores), compiled, link
+            return simulate_fast(compiled, workers, link, **run), compiled, link
         except KernelUnavailable as exc:
             _engine_notice(str(exc))
-    return simulate(compiled, workers, link, **run, **cores), compiled, link
+    return simulate(compiled, workers, link, **run), compiled, link
 
 
 @contextmanager
