@@ -5,12 +5,16 @@
 For each point with ``POINT/FOLDER/validation.json`` (``benchmarks/environment_turns.sh``) it
 prints, per worker count, the campaign's error (column A of ``environment_table.py``, from
 ``POINT/more-runs-predicted/``), the error validated again in turns with 20-second windows (TT,
-``POINT/turns/``) and, with ``--folder settled``, with validate's 60-second windows after 20 s of
-settling (S); the runs each side took in FOLDER, the cap on runs that measurement had, and
-whether every run fell within one run's predicted range; then the median and max |error| of each
-column over the same rows, per environment and in all. With ``--folder turns`` the four points
-measured first (the campaign's worst rows) are listed apart: points chosen for being bad regress
-towards their mean when measured again.
+``POINT/turns/``) and, with another FOLDER, that validation's (``settled``: validate's 60-second
+windows after 20 s of settling). Where ``FOLDER-bucket/`` holds the same runs predicted again with
+the shaper's token bucket (``benchmarks/bucket_repredict.py``), the errors are that prediction's.
+Then the runs each side took in FOLDER, the cap on runs that measurement had, whether every run
+fell within one run's predicted range, and which TensorFlow probe the point ran
+(``probe_generation``: validate's probe changed while the campaign ran); then the median and max
+|error| of each column over the same rows, per environment, over the points that ran today's
+probe, and in all. With ``--folder turns`` the four points measured first (the campaign's worst
+rows) are listed apart: points chosen for being bad regress towards their mean when measured
+again.
 """
 
 from __future__ import annotations
@@ -41,6 +45,24 @@ def every_run_in_range(row: dict[str, Any], regimes: dict[int, dict[str, Any]], 
     return None if bounds is None else all(bounds[0] <= run <= bounds[1] for run in row["measured_runs"])
 
 
+# validate's TensorFlow probe, oldest first: the model's tensors with one compute after every download
+# (``build_probe_loss``); the model's compute schedule (``build_twin_probe_loss``, d21220f); that schedule
+# with a lone worker run whose rate sets the replayed probe's compute (ef2b6dc), today's
+TODAYS_PROBE = "twin + lone run"
+
+
+def probe_generation(validation_dir: Path) -> str:
+    """Which of validate's TensorFlow probes a validation ran, from the probe file it wrote and
+    the worker counts its probe ran."""
+    model_file = validation_dir / "probe_model.py"
+    if not model_file.is_file():
+        return "-"
+    if "build_twin_probe_loss" not in model_file.read_text():
+        return "tensors"
+    probed = {p["workers"] for p in json.loads((validation_dir / "link-probe.json").read_text())["points"]}
+    return TODAYS_PROBE if 1 in probed else "twin"
+
+
 COLUMNS = {"turns": "TT (20 s in turns)", "settled": "S (60 s after 20 s)"}
 
 
@@ -51,14 +73,23 @@ def errors_of(validation_file: Path) -> dict[int, float]:
     return {r["workers"]: r["error_pct"] for r in json.loads(validation_file.read_text())["rows"]}
 
 
+def repredicted(validation_dir: Path) -> Path:
+    """Where the validation's own runs were predicted again with the shaper's token bucket
+    (``benchmarks/bucket_repredict.py`` into ``FOLDER-bucket/``), that prediction: the runs are
+    the same, the prediction today's."""
+    bucket = validation_dir.with_name(validation_dir.name + "-bucket")
+    return bucket if (bucket / "validation.json").is_file() else validation_dir
+
+
 def point_rows(point_dir: Path, folder: str) -> list[dict[str, Any]]:
     turns = point_dir / folder
-    validation = json.loads((turns / "validation.json").read_text())
+    predicted = repredicted(turns)
+    validation = json.loads((predicted / "validation.json").read_text())
     campaign = errors_of(point_dir / "more-runs-predicted" / "validation.json")
     earlier = errors_of(point_dir / "turns" / "validation.json") if folder != "turns" else {}
     cap = json.loads((turns / "measured" / "measured.json").read_text()).get("max_repeats")
     probed = rates_by_workers(json.loads((turns / "link-probe.json").read_text())["points"])
-    regimes = {p["workers"]: p for p in json.loads((turns / "prediction-regimes.json").read_text())["points"]}
+    regimes = {p["workers"]: p for p in json.loads((predicted / "prediction-regimes.json").read_text())["points"]}
     spread = probe_run_spread(probed)
     rows = []
     for row in validation["rows"]:
@@ -68,7 +99,7 @@ def point_rows(point_dir: Path, folder: str) -> list[dict[str, Any]]:
             "campaign": campaign.get(workers), "turns": earlier.get(workers), folder: row["error_pct"], "cap": cap,
             "runs": len(row["measured_runs"]), "probe_runs": len(probed.get(workers, [])),
             "in_run_range": every_run_in_range(row, regimes, spread),
-            "cpu_saturated": bool(row.get("cpu_saturated")),
+            "cpu_saturated": bool(row.get("cpu_saturated")), "probe": probe_generation(turns),
         })
     return rows
 
@@ -83,31 +114,34 @@ def summary(errors: list[float]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("root", type=Path)
-    parser.add_argument("--folder", choices=tuple(COLUMNS), default="turns",
-                        help="the validations to tabulate: turns (20-second windows) or settled (60 s after 20 s)")
+    parser.add_argument("--folder", default="turns",
+                        help="the validations to tabulate: turns (20-second windows), settled (60 s after 20 s), "
+                             "or another folder environment_turns.sh wrote (FOLDER=...)")
     args = parser.parse_args()
     points = sorted(p.parent.parent for p in args.root.glob(f"*/*/{args.folder}/validation.json"))
     key = {name: index for index, name in enumerate(WORST_FIRST)} if args.folder == "turns" else {}
     points.sort(key=lambda p: (key.get(f"{p.parent.name}/{p.name}", len(key)), p.parent.name, p.name))
     rows = [r for p in points for r in point_rows(p, args.folder) if not r["cpu_saturated"]]
-    columns = {"campaign": "A (campaign)", **{f: COLUMNS[f] for f in ("turns", args.folder)}}
+    columns = {"campaign": "A (campaign)", **{f: COLUMNS.get(f, f) for f in ("turns", args.folder)}}
 
     def cell(value: float | None) -> str:
         return "-" if value is None else f"{value:+.1f}%"
 
     print(f"| environment | point | workers | {' | '.join(columns.values())} | runs, model / probe | cap | "
-          "every run in one run's range |")
-    print("|---|---|---|" + "---|" * len(columns) + "---|---|---|")
+          "every run in one run's range | probe |")
+    print("|---|---|---|" + "---|" * len(columns) + "---|---|---|---|")
     for r in rows:
         within = {True: "yes", False: "no", None: ""}[r["in_run_range"]]
         print(f"| {r['environment']} | {r['point']} | {r['workers']} | "
-              f"{' | '.join(cell(r[c]) for c in columns)} | {r['runs']} / {r['probe_runs']} | {r['cap']} | {within} |")
+              f"{' | '.join(cell(r[c]) for c in columns)} | {r['runs']} / {r['probe_runs']} | {r['cap']} | {within} | "
+              f"{r['probe']} |")
     print()
     groups = ({"the four worst first": [r for r in rows if f"{r['environment']}/{r['point']}" in WORST_FIRST],
                "the others": [r for r in rows if f"{r['environment']}/{r['point']}" not in WORST_FIRST]}
               if key else {})
     for env in sorted({r["environment"] for r in rows}):
         groups[env] = [r for r in rows if r["environment"] == env]
+    groups[f"probe: {TODAYS_PROBE}"] = [r for r in rows if r["probe"] == TODAYS_PROBE]
     groups["all"] = rows
     print(f"| rows | count | {' | '.join(f'{name}: median / max' for name in columns.values())} | "
           "every run in one run's range |")
