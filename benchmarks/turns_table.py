@@ -1,6 +1,6 @@
 """The environment campaign's points validated again in turns, beside the campaign's own errors.
 
-    python benchmarks/turns_table.py ROOT [--folder turns|settled]
+    python benchmarks/turns_table.py ROOT [--folder turns|settled|NEWER,settled]
 
 For each point with ``POINT/FOLDER/validation.json`` (``benchmarks/environment_turns.sh``) it
 prints, per worker count, the campaign's error (column A of ``environment_table.py``, from
@@ -14,7 +14,8 @@ fell within one run's predicted range, and which TensorFlow probe the point ran
 |error| of each column over the same rows, per environment, over the points that ran today's
 probe, and in all. With ``--folder turns`` the four points measured first (the campaign's worst
 rows) are listed apart: points chosen for being bad regress towards their mean when measured
-again.
+again. ``--folder settled-twin-probe,settled`` takes, point by point, the first of the folders that
+holds a validation: a point validated again supersedes its earlier validation.
 """
 
 from __future__ import annotations
@@ -81,7 +82,13 @@ def repredicted(validation_dir: Path) -> Path:
     return bucket if (bucket / "validation.json").is_file() else validation_dir
 
 
-def point_rows(point_dir: Path, folder: str) -> list[dict[str, Any]]:
+def first_validated(point_dir: Path, folders: list[str]) -> str | None:
+    """The first of ``folders`` in which the point holds a validation."""
+    return next((f for f in folders if (point_dir / f / "validation.json").is_file()), None)
+
+
+def point_rows(point_dir: Path, folders: list[str], column: str) -> list[dict[str, Any]]:
+    folder = first_validated(point_dir, folders)
     turns = point_dir / folder
     predicted = repredicted(turns)
     validation = json.loads((predicted / "validation.json").read_text())
@@ -96,7 +103,7 @@ def point_rows(point_dir: Path, folder: str) -> list[dict[str, Any]]:
         workers = row["workers"]
         rows.append({
             "environment": point_dir.parent.name, "point": point_dir.name, "workers": workers,
-            "campaign": campaign.get(workers), "turns": earlier.get(workers), folder: row["error_pct"], "cap": cap,
+            "campaign": campaign.get(workers), "turns": earlier.get(workers), column: row["error_pct"], "cap": cap,
             "runs": len(row["measured_runs"]), "probe_runs": len(probed.get(workers, [])),
             "in_run_range": every_run_in_range(row, regimes, spread),
             "cpu_saturated": bool(row.get("cpu_saturated")), "probe": probe_generation(turns),
@@ -118,11 +125,13 @@ def main() -> None:
                         help="the validations to tabulate: turns (20-second windows), settled (60 s after 20 s), "
                              "or another folder environment_turns.sh wrote (FOLDER=...)")
     args = parser.parse_args()
-    points = sorted(p.parent.parent for p in args.root.glob(f"*/*/{args.folder}/validation.json"))
+    folders = args.folder.split(",")
+    points = sorted({p.parent.parent for f in folders for p in args.root.glob(f"*/*/{f}/validation.json")})
     key = {name: index for index, name in enumerate(WORST_FIRST)} if args.folder == "turns" else {}
     points.sort(key=lambda p: (key.get(f"{p.parent.name}/{p.name}", len(key)), p.parent.name, p.name))
-    rows = [r for p in points for r in point_rows(p, args.folder) if not r["cpu_saturated"]]
-    columns = {"campaign": "A (campaign)", **{f: COLUMNS.get(f, f) for f in ("turns", args.folder)}}
+    rows = [r for p in points for r in point_rows(p, folders, args.folder) if not r["cpu_saturated"]]
+    columns = {"campaign": "A (campaign)", **{f: COLUMNS.get(f, COLUMNS.get(folders[-1], f))
+                                              for f in ("turns", args.folder)}}
 
     def cell(value: float | None) -> str:
         return "-" if value is None else f"{value:+.1f}%"
