@@ -98,6 +98,7 @@ def point_rows(point_dir: Path, folders: list[str], column: str) -> list[dict[st
     probed = rates_by_workers(json.loads((turns / "link-probe.json").read_text())["points"])
     regimes = {p["workers"]: p for p in json.loads((predicted / "prediction-regimes.json").read_text())["points"]}
     spread = probe_run_spread(probed)
+    probe = probe_generation(turns)
     rows = []
     for row in validation["rows"]:
         workers = row["workers"]
@@ -106,7 +107,7 @@ def point_rows(point_dir: Path, folders: list[str], column: str) -> list[dict[st
             "campaign": campaign.get(workers), "turns": earlier.get(workers), column: row["error_pct"], "cap": cap,
             "runs": len(row["measured_runs"]), "probe_runs": len(probed.get(workers, [])),
             "in_run_range": every_run_in_range(row, regimes, spread),
-            "cpu_saturated": bool(row.get("cpu_saturated")), "probe": probe_generation(turns),
+            "cpu_saturated": bool(row.get("cpu_saturated")), "probe": probe,
         })
     return rows
 
@@ -150,7 +151,9 @@ def main() -> None:
               if key else {})
     for env in sorted({r["environment"] for r in rows}):
         groups[env] = [r for r in rows if r["environment"] == env]
-    groups[f"probe: {TODAYS_PROBE}"] = [r for r in rows if r["probe"] == TODAYS_PROBE]
+    todays = [r for r in rows if r["probe"] == TODAYS_PROBE]
+    if todays:
+        groups[f"probe: {TODAYS_PROBE}"] = todays
     groups["all"] = rows
     print(f"| rows | count | {' | '.join(f'{name}: median / max' for name in columns.values())} | "
           "every run in one run's range |")
