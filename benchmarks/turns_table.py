@@ -12,10 +12,11 @@ Then the runs each side took in FOLDER, the cap on runs that measurement had, wh
 fell within one run's predicted range, and which TensorFlow probe the point ran
 (``probe_generation``: validate's probe changed while the campaign ran); then the median and max
 |error| of each column over the same rows, per environment, over the points that ran today's
-probe, and in all. With ``--folder turns`` the four points measured first (the campaign's worst
-rows) are listed apart: points chosen for being bad regress towards their mean when measured
-again. ``--folder settled-twin-probe,settled`` takes, point by point, the first of the folders that
-holds a validation: a point validated again supersedes its earlier validation.
+probe, over the points no fit used (``held_out``), and in all. With ``--folder turns`` the four
+points measured first (the campaign's worst rows) are listed apart: points chosen for being bad
+regress towards their mean when measured again. ``--folder settled-twin-probe,settled`` takes,
+point by point, the first of the folders that holds a validation: a point validated again
+supersedes its earlier validation.
 """
 
 from __future__ import annotations
@@ -50,6 +51,16 @@ def every_run_in_range(row: dict[str, Any], regimes: dict[int, dict[str, Any]], 
 # (``build_probe_loss``); the model's compute schedule (``build_twin_probe_loss``, d21220f); that schedule
 # with a lone worker run whose rate sets the replayed probe's compute (ef2b6dc), today's
 TODAYS_PROBE = "twin + lone run"
+# What a fit has seen: the defaults and the overtake law were fitted on the 5 ms CUBIC network, the
+# request queue's growth on three points behind 100 ms (docs/network-probe.md). Rows elsewhere are
+# held out: their errors are the ones a user on an unseen network and model can expect.
+FITTED_ENVIRONMENTS = ("cubic-5ms",)
+FITTED_POINTS = ("cubic-100ms/alexnet-25mbit", "cubic-100ms/alexnet-50mbit", "cubic-100ms/inception-25mbit")
+
+
+def held_out(row: dict[str, Any]) -> bool:
+    return (row["environment"] not in FITTED_ENVIRONMENTS
+            and f"{row['environment']}/{row['point']}" not in FITTED_POINTS)
 
 
 def probe_generation(validation_dir: Path) -> str:
@@ -154,6 +165,9 @@ def main() -> None:
     todays = [r for r in rows if r["probe"] == TODAYS_PROBE]
     if todays:
         groups[f"probe: {TODAYS_PROBE}"] = todays
+    held = [r for r in rows if held_out(r)]
+    if held:
+        groups["held out (no fit used)"] = held
     groups["all"] = rows
     print(f"| rows | count | {' | '.join(f'{name}: median / max' for name in columns.values())} | "
           "every run in one run's range |")
