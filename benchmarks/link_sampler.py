@@ -23,9 +23,15 @@ import argparse
 import json
 import re
 import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from tracetool.cluster.netns import command_in_namespace  # noqa: E402
+from tracetool.cluster.topology import run_tc  # noqa: E402
 
 QDISC_FIELDS = ("bytes", "packets", "drops", "overlimits", "backlog", "qlen")
 SOCKET_FIELDS = re.compile(r"\b(cwnd|rtt|rto|retrans|lost|bytes_acked|bytes_received|unacked|ssthresh|"
@@ -46,14 +52,11 @@ def cluster_namespaces() -> tuple[str, str] | None:
 
 
 def in_namespace(namespace: str, argv: list[str]) -> str:
-    return subprocess.run(["nsenter", f"--net=/var/run/netns/{namespace}", "--", *argv],
-                          capture_output=True, text=True).stdout
+    return subprocess.run(command_in_namespace(namespace, argv), capture_output=True, text=True).stdout
 
 
 def tbf_counters(namespace: str, device: str) -> dict[str, Any] | None:
-    text = subprocess.run(["tc", "-n", namespace, "-s", "-j", "qdisc", "show", "dev", device],
-                          capture_output=True, text=True).stdout
-    for qdisc in json.loads(text or "[]"):
+    for qdisc in json.loads(run_tc(namespace, "-s", "-j", "qdisc", "show", "dev", device, check=False) or "[]"):
         if qdisc.get("kind") == "tbf":
             return {key: qdisc.get(key) for key in QDISC_FIELDS}
     return None
