@@ -21,7 +21,13 @@ from replay.link_profile import (
 from tests.conftest import SLOW_TESTS, needs_root
 from tracetool.cluster.topology import QueueSize
 from tracetool.errors import ToolError
-from tracetool.measure.network_probe import JoinTrial, queue_delay_s, read_join_trial, summarize_trials
+from tracetool.measure.network_probe import (
+    JoinTrial,
+    queue_delay_s,
+    read_join_trial,
+    settled_round_trips,
+    summarize_trials,
+)
 
 RATE = 1_000_000.0  # bytes/s of one connection alone
 
@@ -73,6 +79,18 @@ def test_trials_summarize_to_seniority_overtake_and_efficiency():
 def test_the_standing_queue_is_the_loaded_round_trip_less_the_idle_one():
     assert queue_delay_s([0.105, 0.1, 0.11], [0.0002, 0.0003, 0.0001]) == pytest.approx(0.1048)
     assert queue_delay_s([0.0001], [0.0003]) == 0.0
+
+
+def test_only_pings_of_the_settled_transfer_count_however_late_it_started():
+    """A transfer planned at 4 s that ran from 5.2 to 8.15 s: the pings before it, those of its first
+    second (a queue still filling) and the one answered after it ended are left out."""
+    times = [4.0 + 0.1 * k for k in range(50)]
+    rtts = [0.0003 if t < 5.2 else min(0.09, 0.05 * (t - 5.2)) if t < 8.15 else 0.0003 for t in times]
+    kept = settled_round_trips({"times": times, "rtts": rtts}, transfer_start=5.2, transfer_end=8.15)
+    expected = [rtt for t, rtt in zip(times, rtts, strict=True) if t >= 6.2 and t + rtt <= 8.15]
+    assert kept == expected and len(kept) == 19
+    assert min(kept) >= 0.05 and queue_delay_s(kept, [0.0003]) > 0.05
+    assert settled_round_trips({"times": times, "rtts": rtts}, 8.0, 8.9) == []  # too short to settle
 
 
 def _profile(**direction: float) -> LinkProfile:

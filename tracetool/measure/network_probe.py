@@ -6,8 +6,9 @@ What the replay must know of a network and a one-worker profile cannot show (``r
    with TCP/IP and Ethernet headers added back for an MTU of 1500.
 2. **Round trip and standing queue**: 1-byte round trips on an idle link, then while another
    worker's bulk transfer keeps the direction busy. The difference is the queue a loaded
-   direction keeps standing: the whole buffer for loss-based TCP on a drop-tail queue, little
+   direction keeps standing: most of the buffer for loss-based TCP on a drop-tail queue, little
    for BBR. Every transfer's last byte waits behind it, so the replay adds it to the latency.
+   Only round trips from a settled transfer count (``settled_round_trips``).
 3. **Sharing**: join trials per direction. Worker 0 starts a transfer; worker 1 starts one of the
    same size 20-50% of its duration later. From the start and end times, and the rate of one
    connection alone, follow the bytes each sent while both did: the incumbent's share (its rate
@@ -68,6 +69,20 @@ LONG_TRANSFER_S = 0.5
 DEFAULT_TRIALS = 8
 MTU = 1500
 DEFAULT_STEP_REPEATS = 1  # probe runs per reference step and worker count
+# The loaded round trips: worker 1 downloads, then uploads, for these long each; worker 0 pings
+# throughout, and only the pings at least LOADED_SETTLE_S into a transfer count. CUBIC leaves
+# slow start early (HyStart) and then grows its window 5% a round trip until its first loss, so
+# a deep queue fills at about 50 ms a second: 100 ms of buffer takes 1.5-2 s, then the queue
+# saws between 72 and 102 ms (25-100mbit here). Pings at fixed times of the plan read 15-26 ms
+# for the same buffer when a client started late (docs/network-probe.md, "The standing queue,
+# read from settled transfers").
+LOADED_DOWNLOAD_S = 3.0
+LOADED_UPLOAD_S = 4.0
+LOADED_SETTLE_S = 1.0
+LOADED_PING_INTERVAL_S = 0.02
+LOADED_LATE_S = 1.5  # how late a client may start its transfers and still be pinged through them
+LOADED_MIN_PINGS = 8  # settled pings each direction needs, else the phase runs again
+LOADED_ATTEMPTS = 2
 
 
 @dataclass(frozen=True)
@@ -117,6 +132,16 @@ def summarize_trials(trials: list[JoinTrial]) -> tuple[float, float, float]:
 
 def queue_delay_s(loaded_rtts: list[float], idle_rtts: list[float]) -> float:
     return max(0.0, statistics.median(loaded_rtts) - statistics.median(idle_rtts))
+
+
+def settled_round_trips(pings: dict[str, list[float]], transfer_start: float, transfer_end: float,
+                        settle_s: float = LOADED_SETTLE_S) -> list[float]:
+    """The round trips of the pings sent at least ``settle_s`` after a transfer began and
+    answered before it ended (all on one clock). Anchored to the transfer's own times, not to
+    when it was planned: a client that starts late, or a window still ramping, would otherwise
+    put idle or half-filled-queue pings into the reading."""
+    return [rtt for sent, rtt in zip(pings["times"], pings["rtts"], strict=True)
+            if sent >= transfer_start + settle_s and sent + rtt <= transfer_end]
 
 
 class _ProbeCluster:
@@ -245,14 +270,28 @@ def _bulk_rates(cluster: Any, guess_bytes_per_s: float, say: Callable[[str], Non
 
 def _loaded_round_trips(cluster: Any, down_rate: float, up_rate: float,
                         say: Callable[[str], None]) -> tuple[list[float], list[float]]:
-    t0 = cluster.now() + cluster.lead_s
-    pings = {"op": "ping", "count": 20, "interval": 0.05}
-    result = cluster.run({
-        1: [{"op": "down", "bytes": int(down_rate * 3.0), "at": t0},
-            {"op": "up", "bytes": int(up_rate * 3.0), "at": t0 + 4.0}],
-        0: [{**pings, "at": t0 + 1.0}, {**pings, "at": t0 + 5.0}],
-    })
-    return result[0][0]["rtts"], result[0][1]["rtts"]
+    """Worker 0's round trips while worker 1 downloads, and while it uploads: each only from the
+    settled part of its transfer. Runs again if a client started too late for enough of them."""
+    for attempt in range(1, LOADED_ATTEMPTS + 1):
+        t0 = cluster.now() + cluster.lead_s
+        upload_at = t0 + LOADED_DOWNLOAD_S + 1.0
+        last = upload_at + LOADED_UPLOAD_S + LOADED_LATE_S
+        result = cluster.run({
+            1: [{"op": "down", "bytes": int(down_rate * LOADED_DOWNLOAD_S), "at": t0},
+                {"op": "up", "bytes": int(up_rate * LOADED_UPLOAD_S), "at": upload_at}],
+            0: [{"op": "ping", "count": int((last - t0) / LOADED_PING_INTERVAL_S) + 1,
+                 "interval": LOADED_PING_INTERVAL_S, "at": t0, "until": last}],
+        })
+        download, upload = result[1]
+        pings = result[0][0]
+        loaded_down = settled_round_trips(pings, download["first"], download["end"])
+        loaded_up = settled_round_trips(pings, upload["start"], upload["end"])
+        if min(len(loaded_down), len(loaded_up)) >= LOADED_MIN_PINGS:
+            return loaded_down, loaded_up
+        say(f"  only {len(loaded_down)} and {len(loaded_up)} round trips fell in the settled transfers "
+            f"(attempt {attempt} of {LOADED_ATTEMPTS}); a client started late")
+    raise ToolError("the round trips under load missed the transfers they measure twice: this machine is too busy; "
+                    "run the probe again when it is idle")
 
 
 def _join_trials(cluster: Any, direction: str, rate: float, transfer_s: float, trials: int
