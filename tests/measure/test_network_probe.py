@@ -23,6 +23,7 @@ from tracetool.cluster.topology import QueueSize
 from tracetool.errors import ToolError
 from tracetool.measure.network_probe import (
     JoinTrial,
+    loaded_phase_usable,
     queue_delay_s,
     read_join_trial,
     settled_round_trips,
@@ -91,6 +92,13 @@ def test_only_pings_of_the_settled_transfer_count_however_late_it_started():
     assert kept == expected and len(kept) == 19
     assert min(kept) >= 0.05 and queue_delay_s(kept, [0.0003]) > 0.05
     assert settled_round_trips({"times": times, "rtts": rtts}, 8.0, 8.9) == []  # too short to settle
+
+
+def test_a_loaded_phase_runs_again_only_when_a_transfer_started_late():
+    assert loaded_phase_usable(90, 30, late_s=3.0)  # enough pings, however late
+    assert loaded_phase_usable(90, 4, late_s=0.1)  # a deep buffer's long round trips: no retry helps
+    assert not loaded_phase_usable(90, 4, late_s=1.2)  # the upload began late and was missed
+    assert not loaded_phase_usable(90, 0, late_s=0.1)  # nothing to read at all
 
 
 def _profile(**direction: float) -> LinkProfile:

@@ -144,6 +144,16 @@ def settled_round_trips(pings: dict[str, list[float]], transfer_start: float, tr
             if sent >= transfer_start + settle_s and sent + rtt <= transfer_end]
 
 
+def loaded_phase_usable(down_pings: int, up_pings: int, late_s: float) -> bool:
+    """Whether the loaded phase's settled round trips can stand for its queues. Few pings from
+    transfers that started on time mean long round trips (a buffer of several hundred ms), which
+    another attempt would not change; few from a transfer that started late mean the phase missed
+    its window, and runs again."""
+    if min(down_pings, up_pings) >= LOADED_MIN_PINGS:
+        return True
+    return min(down_pings, up_pings) >= 1 and late_s <= LOADED_LATE_S / 2
+
+
 class _ProbeCluster:
     """The probe server on the PS and clients on two workers of a shaped topology."""
 
@@ -286,10 +296,11 @@ def _loaded_round_trips(cluster: Any, down_rate: float, up_rate: float,
         pings = result[0][0]
         loaded_down = settled_round_trips(pings, download["first"], download["end"])
         loaded_up = settled_round_trips(pings, upload["start"], upload["end"])
-        if min(len(loaded_down), len(loaded_up)) >= LOADED_MIN_PINGS:
+        late_s = max(download["first"] - t0, upload["start"] - upload_at)
+        if loaded_phase_usable(len(loaded_down), len(loaded_up), late_s):
             return loaded_down, loaded_up
         say(f"  only {len(loaded_down)} and {len(loaded_up)} round trips fell in the settled transfers "
-            f"(attempt {attempt} of {LOADED_ATTEMPTS}); a client started late")
+            f"(attempt {attempt} of {LOADED_ATTEMPTS}); a transfer started {late_s:.1f} s late")
     raise ToolError("the round trips under load missed the transfers they measure twice: this machine is too busy; "
                     "run the probe again when it is idle")
 
