@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Validate campaign points again with validate's defaults of today: 60-second windows opening
 # 20 s after the last worker is warm, the model's runs and its TensorFlow probe's taking turns,
-# more runs of both where either's runs, or their two means, disagree. The profile is the point's
-# own step graph, so only the runs are new; where that graph was profiled on another CPU than this
-# machine's (its own cpu_model, or else the point's first measurement's), validate profiles the
-# model again here: a step graph from one CPU does not predict runs on another (resnet's compute
-# doubled from an Intel Xeon to an AMD EPYC).
+# more runs of both where either's runs, or their two means, disagree. validate profiles the model
+# afresh, as its defaults do (a few seconds): a step graph from days before can be off by several
+# percent on the same CPU (inception at 50mbit, one worker, ran 5% below its three-day-old graph).
+# PROFILE=reuse replays the point's own step graph instead, so that only the runs are new, except
+# where that graph was profiled on another CPU than this machine's (its own cpu_model, or else the
+# point's first measurement's): a step graph from one CPU does not predict runs on another
+# (resnet's compute doubled from an Intel Xeon to an AMD EPYC).
 #
 #     benchmarks/environment_turns.sh ROOT ENV/POINT [ENV/POINT ...]
 #
@@ -20,6 +22,7 @@ ROOT=${1:?usage: environment_turns.sh ROOT ENV/POINT [ENV/POINT ...]}
 shift
 TRACETOOL=${TRACETOOL:-tracetool}
 FOLDER=${FOLDER:-settled}
+PROFILE=${PROFILE:-fresh}
 for target in "$@"; do
     env=${target%%/*}
     point=${target#*/}
@@ -35,9 +38,9 @@ for target in "$@"; do
         echo "$(date -u +%H:%M:%S) stopped before $env $point ($ROOT/STOP exists)"
         break
     fi
-    profile=(--from-profile "$dir/graph.json")
-    if ! python3 "$(dirname "$0")/profiled_here.py" "$dir/graph.json" "$dir/measured/measured.json"; then
-        profile=()
+    profile=()
+    if [ "$PROFILE" = reuse ] && python3 "$(dirname "$0")/profiled_here.py" "$dir/graph.json" "$dir/measured/measured.json"; then
+        profile=(--from-profile "$dir/graph.json")
     fi
     echo "$(date -u +%H:%M:%S) validate $env $point into $FOLDER/ (${profile[*]:-profiling on this CPU})"
     flock /tmp/tfsim-tf.lock "$TRACETOOL" validate --model "$model" --bandwidth "$bandwidth" --queue "$queue" \
