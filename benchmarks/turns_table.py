@@ -16,7 +16,10 @@ probe, over the points no fit used (``held_out``), and in all. With ``--folder t
 points measured first (the campaign's worst rows) are listed apart: points chosen for being bad
 regress towards their mean when measured again. ``--folder settled-twin-probe,settled`` takes,
 point by point, the first of the folders that holds a validation: a point validated again
-supersedes its earlier validation.
+supersedes its earlier validation. ``--by-workers`` prints instead the summary the README
+shows: per environment (and over the held-out rows and all rows) the median and max |error| of
+the chosen folder's validations, in all and per worker count, and how many points profiled the
+model afresh (validate's default) rather than replaying an older step graph (``--from-profile``).
 """
 
 from __future__ import annotations
@@ -119,8 +122,36 @@ def point_rows(point_dir: Path, folders: list[str], column: str) -> list[dict[st
             "runs": len(row["measured_runs"]), "probe_runs": len(probed.get(workers, [])),
             "in_run_range": every_run_in_range(row, regimes, spread),
             "cpu_saturated": bool(row.get("cpu_saturated")), "probe": probe,
+            "fresh_profile": profiled_afresh(turns),
         })
     return rows
+
+
+def profiled_afresh(validation_dir: Path) -> bool:
+    """Whether validate profiled the model for this validation, as its defaults do, rather than
+    replaying a step graph made before (``--from-profile``)."""
+    measured = json.loads((validation_dir / "measured" / "measured.json").read_text())
+    return "--from-profile" not in measured.get("command_line", "")
+
+
+def by_workers_table(rows: list[dict[str, Any]], column: str) -> None:
+    """Median / max |error| per environment and worker count: the README's validation table."""
+    groups = {env: [r for r in rows if r["environment"] == env] for env in sorted({r["environment"] for r in rows})}
+    groups["held out (no fit used)"] = [r for r in rows if held_out(r)]
+    groups["all"] = rows
+    counts = sorted({r["workers"] for r in rows})
+    print(f"| rows | points (profiled afresh) | median / max | "
+          f"{' | '.join(f'{n} worker' + ('s' if n > 1 else '') for n in counts)} |")
+    print("|---|---|---|" + "---|" * len(counts))
+    for name, selected in groups.items():
+        if not selected:
+            continue
+        points = {(r["environment"], r["point"]) for r in selected}
+        fresh = {(r["environment"], r["point"]) for r in selected if r["fresh_profile"]}
+        per_count = [summary([r[column] for r in selected if r["workers"] == n and r[column] is not None])
+                     for n in counts]
+        print(f"| {name} | {len(points)} ({len(fresh)}) | {summary([r[column] for r in selected])} | "
+              f"{' | '.join(per_count)} |")
 
 
 def summary(errors: list[float]) -> str:
@@ -136,6 +167,8 @@ def main() -> None:
     parser.add_argument("--folder", default="turns",
                         help="the validations to tabulate: turns (20-second windows), settled (60 s after 20 s), "
                              "or another folder environment_turns.sh wrote (FOLDER=...)")
+    parser.add_argument("--by-workers", action="store_true",
+                        help="print only the summary per environment and worker count (the README's table)")
     args = parser.parse_args()
     folders = args.folder.split(",")
     points = sorted({p.parent.parent for f in folders for p in args.root.glob(f"*/*/{f}/validation.json")})
@@ -144,6 +177,10 @@ def main() -> None:
     rows = [r for p in points for r in point_rows(p, folders, args.folder) if not r["cpu_saturated"]]
     columns = {"campaign": "A (campaign)", **{f: COLUMNS.get(f, COLUMNS.get(folders[-1], f))
                                               for f in ("turns", args.folder)}}
+
+    if args.by_workers:
+        by_workers_table(rows, args.folder)
+        return
 
     def cell(value: float | None) -> str:
         return "-" if value is None else f"{value:+.1f}%"
