@@ -1,6 +1,6 @@
 """The analytic model (mean value analysis) against the replay engine and the measured clusters.
 
-Reads the validation table in README.md (model, PS link, workers, the engine's prediction, the
+Reads the first network's validation table in docs/measure.md (model, PS link, workers, the engine's prediction, the
 measured steps/s), solves the queueing network for the same model (its committed profile in
 ``traces/MODEL/graph.json``), link and workers, and prints one Markdown table and the error
 summary of both. The link gets the shaped queue's 5 ms as latency, as the validation's
@@ -31,7 +31,7 @@ QUEUE_LATENCY_S = 0.005
 
 
 def main() -> None:
-    rows = [m.groups() for m in map(ROW.match, (ROOT / "README.md").read_text().splitlines()) if m]
+    rows = [m.groups() for m in map(ROW.match, (ROOT / "docs" / "measure.md").read_text().splitlines()) if m]
     began = time.perf_counter()
     lines = ["| model | PS link | workers | measured | replay | error | analytic | error |",
              "|---|---|---|---|---|---|---|---|"]

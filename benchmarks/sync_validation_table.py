@@ -4,7 +4,7 @@ Reads every ``validation.json`` under the given folders written by ``tracetool v
 sync|backup [--slow-worker I:FACTOR]`` and prints a Markdown table of PS updates per second,
 predicted against measured, with the worker steps beside them, then the error summary: over
 the points whose CPU was not saturated, and over those whose tasks used under half the cores
-(as the asynchronous table in the README), overall and by discipline and slowed worker.
+(as the first network's asynchronous table, docs/measure.md), overall and by discipline and slowed worker.
 
     python benchmarks/sync_validation_table.py runs/sync-*
 """

@@ -1,4 +1,4 @@
-"""Collect validation runs into one table and one figure (the README's validation section).
+"""Collect validation runs into one table and one figure (the first network's, docs/measure.md).
 
 Reads every ``validation.json`` under the given folders (written by ``tracetool validate``),
 prints a Markdown table (model, bandwidth, workers, predicted, seed range, measured, error, CPU)
