@@ -29,8 +29,9 @@ def has_saved_runs(folder: Path) -> bool:
     return all((folder / name).is_file() for name in ("graph.json", "link-probe.json", "measured/measured.json"))
 
 
-def revalidate(folder: Path, out: Path, burst: bool) -> dict[int, float]:
-    """Each worker count's error (%) of a validation of ``folder``'s saved runs."""
+def revalidate(folder: Path, out: Path, burst: bool, link_probe: Path | None = None) -> dict[int, float]:
+    """Each worker count's error (%) of a validation of ``folder``'s saved runs (``link_probe``:
+    another link probe than the folder's own)."""
     measured = json.loads((folder / "measured" / "measured.json").read_text())
     shaping = measured["shaping"]
     queue = shaping["queue"]
@@ -40,7 +41,7 @@ def revalidate(folder: Path, out: Path, burst: bool) -> dict[int, float]:
                "--queue", f"{queue['ms']}ms" if queue.get("ms") else f"{queue['bytes']}b",
                "--tcp-congestion-control", shaping["tcp_congestion_control"], "--workers", workers,
                "--from-profile", str(folder / "graph.json"), "--from-measured", str(folder / "measured/measured.json"),
-               "--from-link-probe", str(folder / "link-probe.json"),
+               "--from-link-probe", str(link_probe or folder / "link-probe.json"),
                "--link-burst" if burst else "--no-link-burst", "--out", str(out)]
     result = subprocess.run(command, capture_output=True, text=True, cwd=REPO)
     if result.returncode != 0:

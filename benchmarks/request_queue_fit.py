@@ -40,6 +40,7 @@ def recorded_link(prediction: dict) -> LinkConfig:
     raw = dict(prediction["link"])
     raw["worker_bandwidths_bps"] = tuple(raw.get("worker_bandwidths_bps") or ())
     raw["contention_by_workers"] = tuple(tuple(pair) for pair in raw.get("contention_by_workers") or ())
+    raw["reverse_by_workers"] = tuple(tuple(entry) for entry in raw.get("reverse_by_workers") or ())
     return LinkConfig(**{k: v for k, v in raw.items() if k in LinkConfig.__dataclass_fields__})
 
 

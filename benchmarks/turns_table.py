@@ -88,12 +88,16 @@ def errors_of(validation_file: Path) -> dict[int, float]:
     return {r["workers"]: r["error_pct"] for r in json.loads(validation_file.read_text())["rows"]}
 
 
-def repredicted(validation_dir: Path) -> Path:
-    """Where the validation's own runs were predicted again with the shaper's token bucket
-    (``benchmarks/bucket_repredict.py`` into ``FOLDER-bucket/``), that prediction: the runs are
-    the same, the prediction today's."""
-    bucket = validation_dir.with_name(validation_dir.name + "-bucket")
-    return bucket if (bucket / "validation.json").is_file() else validation_dir
+def repredicted(validation_dir: Path, suffix: str = "bucket") -> Path:
+    """Where the validation's own runs were predicted again (``FOLDER-SUFFIX/``: with the shaper's
+    token bucket by ``benchmarks/bucket_repredict.py``, or with a later checkout's validate by
+    ``benchmarks/repredict_saved.py``), that prediction: the runs are the same, the prediction
+    today's. Without one of SUFFIX, the bucket's, else the validation's own."""
+    for name in dict.fromkeys((suffix, "bucket")):
+        again = validation_dir.with_name(f"{validation_dir.name}-{name}")
+        if (again / "validation.json").is_file():
+            return again
+    return validation_dir
 
 
 def first_validated(point_dir: Path, folders: list[str]) -> str | None:
@@ -101,10 +105,10 @@ def first_validated(point_dir: Path, folders: list[str]) -> str | None:
     return next((f for f in folders if (point_dir / f / "validation.json").is_file()), None)
 
 
-def point_rows(point_dir: Path, folders: list[str], column: str) -> list[dict[str, Any]]:
+def point_rows(point_dir: Path, folders: list[str], column: str, suffix: str = "bucket") -> list[dict[str, Any]]:
     folder = first_validated(point_dir, folders)
     turns = point_dir / folder
-    predicted = repredicted(turns)
+    predicted = repredicted(turns, suffix)
     validation = json.loads((predicted / "validation.json").read_text())
     campaign = errors_of(point_dir / "more-runs-predicted" / "validation.json")
     earlier = errors_of(point_dir / "turns" / "validation.json") if folder != "turns" else {}
@@ -167,6 +171,9 @@ def main() -> None:
     parser.add_argument("--folder", default="turns",
                         help="the validations to tabulate: turns (20-second windows), settled (60 s after 20 s), "
                              "or another folder environment_turns.sh wrote (FOLDER=...)")
+    parser.add_argument("--prediction", default="bucket",
+                        help="take each validation's runs as predicted again into FOLDER-PREDICTION/ where that "
+                             "exists (benchmarks/repredict_saved.py --suffix); default: the bucket's re-prediction")
     parser.add_argument("--by-workers", action="store_true",
                         help="print only the summary per environment and worker count (the README's table)")
     args = parser.parse_args()
@@ -174,7 +181,8 @@ def main() -> None:
     points = sorted({p.parent.parent for f in folders for p in args.root.glob(f"*/*/{f}/validation.json")})
     key = {name: index for index, name in enumerate(WORST_FIRST)} if args.folder == "turns" else {}
     points.sort(key=lambda p: (key.get(f"{p.parent.name}/{p.name}", len(key)), p.parent.name, p.name))
-    rows = [r for p in points for r in point_rows(p, folders, args.folder) if not r["cpu_saturated"]]
+    rows = [r for p in points for r in point_rows(p, folders, args.folder, args.prediction)
+            if not r["cpu_saturated"]]
     columns = {"campaign": "A (campaign)", **{f: COLUMNS.get(f, COLUMNS.get(folders[-1], f))
                                               for f in ("turns", args.folder)}}
 

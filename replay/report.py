@@ -89,6 +89,7 @@ def _sharing_line(prediction: Prediction) -> list[str]:
     down, up = prediction.link.download_reverse_efficiency, prediction.link.upload_reverse_efficiency
     reverse = f", reverse efficiencies {down:g} (download) / {up:g} (upload)" if min(down, up) < 1.0 else ""
     by_workers = "".join(f", {e:g} from {n} workers" for n, e in prediction.link.contention_by_workers)
+    reverse += "".join(f", reverse {d:g} / {u:g} from {n} workers" for n, d, u in prediction.link.reverse_by_workers)
     return [f"sharing parameters: seniority {p['seniority']:g}, overtake chance {law}, contention efficiency "
             f"{p['contention_efficiency']:g}{by_workers}{reverse} ({source})"]
 

@@ -59,6 +59,17 @@ def efficiency_for_workers(single: float, by_workers: tuple[tuple[int, float], .
     return chosen
 
 
+def reverse_for_workers(single: tuple[float, float], by_workers: tuple[tuple[int, float, float], ...],
+                        workers: int) -> tuple[float, float]:
+    """The (download, upload) reverse efficiencies of ``workers`` from ones fitted per count, picked
+    as ``efficiency_for_workers`` picks the contention efficiency."""
+    chosen = single
+    for count, down, up in by_workers:
+        if count <= workers:
+            chosen = (down, up)
+    return chosen
+
+
 def payload_efficiency_for_mtu(mtu: int) -> float:
     """Fraction of the line rate left for tensor bytes with TCP/IPv4 over Ethernet at this MTU."""
     if mtu <= IP_TCP_HEADER_BYTES + 8 or mtu > 65536:
@@ -113,6 +124,10 @@ class LinkConfig:
     # the largest count up to N, and contention_efficiency below the first. A probe's three workers may
     # lose less than its four, or more (link_calibration fits one per probed count).
     contention_by_workers: tuple[tuple[int, float], ...] = ()
+    # (workers, download, upload) reverse efficiencies, fewest workers first, picked per replay as the
+    # contention efficiency is. Where three workers of a probe pipeline faster than the reverse loss
+    # fitted at two allows even with loss-free contention, that count keeps a smaller loss of its own.
+    reverse_by_workers: tuple[tuple[int, float, float], ...] = ()
     # The most a worker's parameter requests wait behind other workers' gradients standing in the
     # upload direction's queue, beyond ``latency_s``: a deep drop-tail buffer that loss-based TCP
     # keeps full (the probe's standing upload queue less the latency's share). 0: no such wait.
@@ -162,11 +177,24 @@ class LinkConfig:
             if not 0.1 <= value <= 1.0:
                 raise ToolError(f"{name.replace('_', ' ')} must be in [0.1, 1], got {value:g}; it is the share "
                                 "of a direction's rate left while the other direction carries data")
+        reverse_counts = [entry[0] for entry in self.reverse_by_workers]
+        if (reverse_counts != sorted(set(reverse_counts)) or any(n < 2 for n in reverse_counts)
+                or any(len(entry) != 3 or not all(0.1 <= e <= 1.0 for e in entry[1:])
+                       for entry in self.reverse_by_workers)):
+            raise ToolError("reverse efficiencies by worker count must be (workers, download, upload) for distinct "
+                            f"counts of 2 or more, fewest first, each efficiency in [0.1, 1]; got "
+                            f"{self.reverse_by_workers}")
 
     def for_workers(self, workers: int) -> LinkConfig:
-        """This link as a replay of ``workers`` workers uses it: one contention efficiency."""
+        """This link as a replay of ``workers`` workers uses it: one contention efficiency and one
+        pair of reverse efficiencies."""
         chosen = efficiency_for_workers(self.contention_efficiency, self.contention_by_workers, workers)
-        return self if chosen == self.contention_efficiency else replace(self, contention_efficiency=chosen)
+        single = (self.download_reverse_efficiency, self.upload_reverse_efficiency)
+        down, up = reverse_for_workers(single, self.reverse_by_workers, workers)
+        if (chosen, down, up) == (self.contention_efficiency, *single):
+            return self
+        return replace(self, contention_efficiency=chosen, download_reverse_efficiency=down,
+                       upload_reverse_efficiency=up)
 
     def directions_coupled(self) -> bool:
         """Whether a direction's rate depends on the other direction carrying data."""

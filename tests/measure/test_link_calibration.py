@@ -17,12 +17,14 @@ STEP = dict(compute_us=10_000.0, download_bytes=1_000_000, upload_bytes=1_000_00
 
 
 def probe_made_by_the_replay(contention: float, down: float, up: float, fitted: tuple[float, float],
-                             by_workers: tuple[tuple[int, float], ...] = ()) -> dict:
+                             by_workers: tuple[tuple[int, float], ...] = (),
+                             reverse_by_workers: tuple[tuple[int, float, float], ...] = ()) -> dict:
     """A link-probe.json whose rates are the replay's own for known efficiencies, and whose
     least-squares fit saw the reverse losses ``fitted`` (their ratio is what calibration keeps)."""
     graph = chain_graph(**STEP)
     link = replace(target_link(graph, BANDWIDTH_BPS, 0.001), contention_efficiency=contention,
-                   download_reverse_efficiency=down, upload_reverse_efficiency=up, contention_by_workers=by_workers)
+                   download_reverse_efficiency=down, upload_reverse_efficiency=up, contention_by_workers=by_workers,
+                   reverse_by_workers=reverse_by_workers)
     points = predict(graph, [1, 2, 3, 4], link, ReplaySettings(seeds=3, calibrate=False)).points
     return {"bandwidth_bps": BANDWIDTH_BPS, "download_bytes": STEP["download_bytes"],
             "upload_bytes": STEP["upload_bytes"], "compute_s": STEP["compute_us"] / 1e6,
@@ -118,6 +120,54 @@ def test_per_count_the_fit_meets_three_workers_that_lose_less_than_four():
     for workers, rate in fit.probe_steps_per_second.items():
         assert fit.replayed_steps_per_second[workers] == pytest.approx(rate, rel=0.015)
     assert fit.to_json_dict()["contention_by_workers"].keys() == {"3", "4"}
+
+
+def test_per_count_a_count_faster_than_two_workers_reverse_loss_allows_gets_its_own():
+    """Two workers that lose 40% of a lone transfer's rate under reverse load (runs that keep
+    bunching) and three and four that lose 5% (a pipeline): with loss-free contention the replay
+    of three workers under two's reverse loss stays short of the probe, so those counts get a
+    reverse loss of their own, and the replay meets every count: three workers' is the one that
+    made the probe; four's is less certain, since with both directions mostly carrying several
+    connections their rate hardly depends on it."""
+    probe = probe_made_by_the_replay(1.0, 0.6, 0.6, fitted=(0.8, 0.8),
+                                     reverse_by_workers=((3, 0.95, 0.95),))
+    single = calibrate_link_to_probe(probe, latency_s=0.001, replay_contention=True)
+    assert single.replayed_steps_per_second[3] < 0.97 * single.probe_steps_per_second[3]
+    fit = calibrate_link_to_probe(probe, latency_s=0.001, replay_contention=True, per_count=True)
+    assert fit.download_reverse_efficiency == pytest.approx(0.6, abs=0.02)
+    assert sorted(fit.reverse_by_workers) == [3, 4]
+    assert fit.reverse_by_workers[3][0] == pytest.approx(0.95, abs=0.04)
+    assert fit.reverse_by_workers[4][0] > 0.8
+    assert all(down == pytest.approx(up) for down, up in fit.reverse_by_workers.values())
+    assert fit.contention_by_workers[3] == 1.0
+    for workers, rate in fit.probe_steps_per_second.items():
+        assert fit.replayed_steps_per_second[workers] == pytest.approx(rate, rel=0.015)
+    document = fit.to_json_dict()
+    assert document["reverse_by_workers"]["3"] == list(fit.reverse_by_workers[3])
+    assert fit.link_reverse()[0][0] == 3
+
+
+def test_a_count_fitted_by_contention_beside_a_relaxed_one_keeps_two_workers_reverse_loss():
+    """Three workers pipeline (5% reverse loss), four collapse by contending (60%): three get their
+    own reverse loss, four keep two workers' with a contention efficiency of their own, not the
+    relaxed loss a replay of four would otherwise take from three."""
+    probe = probe_made_by_the_replay(1.0, 0.6, 0.6, fitted=(0.8, 0.8), by_workers=((4, 0.6),),
+                                     reverse_by_workers=((3, 0.95, 0.95), (4, 0.6, 0.6)))
+    fit = calibrate_link_to_probe(probe, latency_s=0.001, replay_contention=True, per_count=True)
+    assert fit.reverse_by_workers[3][0] == pytest.approx(0.95, abs=0.04)
+    assert fit.reverse_by_workers[4] == (fit.download_reverse_efficiency, fit.upload_reverse_efficiency)
+    assert fit.contention_by_workers[4] == pytest.approx(0.6, abs=0.05)
+    for workers, rate in fit.probe_steps_per_second.items():
+        assert fit.replayed_steps_per_second[workers] == pytest.approx(rate, rel=0.015)
+
+
+def test_per_count_a_count_the_contention_can_meet_keeps_two_workers_reverse_loss():
+    """Three and four workers that lose by contending, not less under reverse load: no count gets
+    a reverse loss of its own."""
+    probe = probe_made_by_the_replay(0.9, 0.7, 0.7, fitted=(0.85, 0.85), by_workers=((3, 0.85), (4, 0.7)))
+    fit = calibrate_link_to_probe(probe, latency_s=0.001, replay_contention=True, per_count=True)
+    assert fit.reverse_by_workers == {}
+    assert fit.link_reverse() == ()
 
 
 def test_a_probe_slowed_by_its_requests_waiting_is_fitted_with_the_wait_not_as_reverse_loss():

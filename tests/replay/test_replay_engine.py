@@ -327,6 +327,31 @@ def test_a_replay_of_n_workers_takes_the_contention_efficiency_of_the_largest_co
         assert swept[n] == pytest.approx(alone.points[0].steps_per_second, rel=1e-9)
 
 
+def test_a_replay_of_n_workers_takes_the_reverse_efficiencies_of_the_largest_count_up_to_n():
+    """Reverse efficiencies fitted per count are picked as the contention efficiency is, and a
+    replay of three workers with them is the replay of a link that has them alone."""
+    link = LinkConfig(8e7, 8e7, download_reverse_efficiency=0.6, upload_reverse_efficiency=0.7,
+                      reverse_by_workers=((3, 0.9, 0.95),))
+    picked = [(link.for_workers(n).download_reverse_efficiency, link.for_workers(n).upload_reverse_efficiency)
+              for n in (1, 2, 3, 8)]
+    assert picked == [(0.6, 0.7), (0.6, 0.7), (0.9, 0.95), (0.9, 0.95)]
+    graph = chain_graph(compute_us=10_000.0, download_bytes=1_000_000, upload_bytes=1_000_000)
+    settings = ReplaySettings(seeds=1, calibrate=False, deterministic=True)
+    swept = predict(graph, [3], link, settings).points[0].steps_per_second
+    alone = predict(graph, [3], replace(link, reverse_by_workers=(), download_reverse_efficiency=0.9,
+                                        upload_reverse_efficiency=0.95), settings).points[0].steps_per_second
+    slower = predict(graph, [3], replace(link, reverse_by_workers=()), settings).points[0].steps_per_second
+    assert swept == pytest.approx(alone, rel=1e-9)
+    assert swept > slower
+
+
+@pytest.mark.parametrize("by_workers", [((1, 0.9, 0.9),), ((4, 0.9, 0.9), (3, 0.8, 0.8)), ((3, 0.9, 0.05),),
+                                        ((3, 0.9),)])
+def test_impossible_reverse_efficiencies_by_worker_count_are_refused(by_workers):
+    with pytest.raises(ToolError, match="reverse efficiencies by worker count"):
+        LinkConfig(8e7, 8e7, reverse_by_workers=by_workers)
+
+
 @pytest.mark.parametrize("by_workers", [((1, 0.9),), ((4, 0.9), (3, 0.8)), ((3, 0.9), (3, 0.8)), ((3, 0.05),)])
 def test_impossible_contention_by_worker_count_is_refused(by_workers):
     with pytest.raises(ToolError, match="contention efficienc"):

@@ -279,6 +279,9 @@ def replayed_link_fit(probe: dict[str, Any], latency_s: float, queue_s: float | 
     if fit.contention_by_workers:
         say("  contention efficiency by worker count: " + ", ".join(
             f"{workers}: {efficiency:.3f}" for workers, efficiency in fit.link_contention()))
+    if fit.reverse_by_workers:
+        say("  loss-free contention left the replay short of the probe; a lone transfer under reverse load keeps "
+            + ", ".join(f"{down:.0%} / {up:.0%} at {workers} workers" for workers, down, up in fit.link_reverse()))
     return fit.to_json_dict()
 
 
@@ -323,6 +326,7 @@ def predicted_points(graph: Any, profile_dir: Path, workers: list[int], bandwidt
                      contention_by_workers: tuple[tuple[int, float], ...] = (),
                      request_queue_s: float = 0.0,
                      burst_bytes: float = 0.0,
+                     reverse_by_workers: tuple[tuple[int, float, float], ...] = (),
                      ) -> tuple[dict[str, Any], dict[str, Any], list[dict[str, Any]] | None]:
     """Replay the profile's step graph for each worker count, once with the default sharing and
     once with fair sharing, and, where the default sharing has them, in its two regimes
@@ -332,7 +336,8 @@ def predicted_points(graph: Any, profile_dir: Path, workers: list[int], bandwidt
     ``discipline`` holds the replay settings of what was measured besides the link: ``sync``,
     ``replicas_to_aggregate`` and the slowed workers' ``worker_speeds``. ``request_queue_s`` is
     the shaped link's deep upload queue (``measured_request_queue_s``), ``burst_bytes`` its
-    shaper's bucket (``shaper_burst_bytes``)."""
+    shaper's bucket (``shaper_burst_bytes``); ``contention_by_workers`` and ``reverse_by_workers``
+    the probe's fit per worker count (``link_calibration``)."""
     from replay import ReplaySettings, predict
     from replay.regimes import predict_regimes
     from tracetool.graph.stepgraph import save_stepgraph
@@ -340,7 +345,7 @@ def predicted_points(graph: Any, profile_dir: Path, workers: list[int], bandwidt
     save_stepgraph(graph, out_dir / "graph.json")
     link = replace(measured_link(graph, bandwidth_bps, latency_s, contention_efficiency, reverse_efficiencies),
                    contention_by_workers=contention_by_workers, request_queue_s=request_queue_s,
-                   burst_bytes=burst_bytes)
+                   burst_bytes=burst_bytes, reverse_by_workers=reverse_by_workers)
     settings = ReplaySettings(seeds=seeds, jobs=jobs, **({"order": order} if order else {}), **(discipline or {}))
     try:
         prediction = predict(graph, workers, link, settings).to_json_dict()
@@ -938,12 +943,15 @@ def _validate_into(request: ValidateRequest, measured_file: dict[str, Any] | Non
     burst_bytes = shaper_burst_bytes(measured) if request.link_burst else 0.0
     reverse = (1.0, 1.0)
     by_workers: tuple[tuple[int, float], ...] = ()
+    reverse_by_workers: tuple[tuple[int, float, float], ...] = ()
     link_fit = None
     if probe is not None:
         link_fit = replayed_link_fit(probe, latency_s, shaped_queue_s(measured), say, request_queue_s, burst_bytes)
         request = replace(request, contention_efficiency=link_fit["contention_efficiency"])
         reverse = (link_fit["download_reverse_efficiency"], link_fit["upload_reverse_efficiency"])
         by_workers = tuple(sorted((int(n), e) for n, e in link_fit.get("contention_by_workers", {}).items()))
+        reverse_by_workers = tuple(sorted((int(n), float(d), float(u))
+                                          for n, (d, u) in link_fit.get("reverse_by_workers", {}).items()))
     discipline = measured_discipline(measured)
     say("predicting with the replay engine" + (f" (link latency: {queue_delay_s * 1e3:.1f} ms of shaped queue)"
                                                  if queue_delay_s else "")
@@ -953,7 +961,7 @@ def _validate_into(request: ValidateRequest, measured_file: dict[str, Any] | Non
     prediction, bound, regimes = predicted_points(graph, profile_dir, list(m.workers), m.bandwidth_bps, latency_s,
                                                   request.order, request.seeds, request.jobs, out_dir,
                                                   request.contention_efficiency, discipline, reverse, by_workers,
-                                                  request_queue_s, burst_bytes)
+                                                  request_queue_s, burst_bytes, reverse_by_workers)
     compared = compared_for(m.sync)
     rows = compare(prediction["points"], measured["points"], bound["points"], compared, regimes,
                    # the fit aims at the probe runs' mean: their spread is the prediction's share
