@@ -29,9 +29,10 @@ def has_saved_runs(folder: Path) -> bool:
     return all((folder / name).is_file() for name in ("graph.json", "link-probe.json", "measured/measured.json"))
 
 
-def revalidate(folder: Path, out: Path, burst: bool, link_probe: Path | None = None) -> dict[int, float]:
+def revalidate(folder: Path, out: Path, burst: bool, link_probe: Path | None = None,
+               options: tuple[str, ...] = ()) -> dict[int, float]:
     """Each worker count's error (%) of a validation of ``folder``'s saved runs (``link_probe``:
-    another link probe than the folder's own)."""
+    another link probe than the folder's own; ``options``: more of validate's)."""
     measured = json.loads((folder / "measured" / "measured.json").read_text())
     shaping = measured["shaping"]
     queue = shaping["queue"]
@@ -42,7 +43,7 @@ def revalidate(folder: Path, out: Path, burst: bool, link_probe: Path | None = N
                "--tcp-congestion-control", shaping["tcp_congestion_control"], "--workers", workers,
                "--from-profile", str(folder / "graph.json"), "--from-measured", str(folder / "measured/measured.json"),
                "--from-link-probe", str(link_probe or folder / "link-probe.json"),
-               "--link-burst" if burst else "--no-link-burst", "--out", str(out)]
+               "--link-burst" if burst else "--no-link-burst", *options, "--out", str(out)]
     result = subprocess.run(command, capture_output=True, text=True, cwd=REPO)
     if result.returncode != 0:
         raise SystemExit(f"{folder}: validate failed: {result.stderr.strip().splitlines()[-1]}")

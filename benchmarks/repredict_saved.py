@@ -2,7 +2,8 @@
 show each row's error before and after: how a change to the replay or to the link fit moves the
 table without running a cluster again.
 
-    python benchmarks/repredict_saved.py ROOT [--folder settled-twin-probe,settled] [--suffix now] [POINT ...]
+    python benchmarks/repredict_saved.py ROOT [--folder settled-twin-probe,settled] [--suffix now]
+        [--validate-options "--no-request-queue"] [POINT ...]
 
 ROOT is an environment campaign's folder; each POINT (default: every ``<environment>/<model>-
 <bandwidth>`` with a validation in one of ``--folder``, the first that has one, as
@@ -12,7 +13,8 @@ defaults: no cluster, about 5-10 s a point; behind a deep buffer with the standi
 validation measured, not measured again) into ``<point>/<folder>-<suffix>/``, which
 ``turns_table.py --prediction SUFFIX`` then tabulates. "Before" is the table's error of today:
 ``<folder>-bucket/`` where the runs were predicted again with the shaper's bucket, else the
-folder's own. Prints figures; not a test.
+folder's own. ``--validate-options`` adds options to every validate (e.g. ``--no-request-queue``:
+the points as predicted without the request queue's fitted wait). Prints figures; not a test.
 """
 
 from __future__ import annotations
@@ -58,6 +60,7 @@ def main() -> int:
     parser.add_argument("points", nargs="*")
     parser.add_argument("--folder", default="settled-twin-probe,settled")
     parser.add_argument("--suffix", default="now")
+    parser.add_argument("--validate-options", default="", help="more options for every validate, one string")
     args = parser.parse_args()
     folders = args.folder.split(",")
     points = args.points or sorted({str(p.parent.parent.relative_to(args.root))
@@ -74,7 +77,8 @@ def main() -> int:
         bucket = point_dir / f"{folder}-bucket" / "validation.json"
         old = errors_of(bucket if bucket.is_file() else point_dir / folder / "validation.json")
         new = revalidate(point_dir / folder, point_dir / f"{folder}-{args.suffix}", burst=True,
-                         link_probe=probe_with_recorded_queue(point_dir / folder, scratch))
+                         link_probe=probe_with_recorded_queue(point_dir / folder, scratch),
+                         options=tuple(args.validate_options.split()))
         environment = point.split("/")[0]
         for n in sorted(new):
             before.setdefault(environment, []).append(old[n])
