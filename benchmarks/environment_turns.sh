@@ -2,8 +2,9 @@
 # Validate campaign points again with validate's defaults of today: 60-second windows opening
 # 20 s after the last worker is warm, the model's runs and its TensorFlow probe's taking turns,
 # more runs of both where either's runs, or their two means, disagree. validate profiles the model
-# afresh, as its defaults do (a few seconds): a step graph from days before can be off by several
-# percent on the same CPU (inception at 50mbit, one worker, ran 5% below its three-day-old graph).
+# afresh, as its defaults do (a few seconds), so that the table is what a user's validate gives.
+# (Profiled afresh, inception and resnet at 50mbit predicted their lone workers as their graphs
+# from days before did, to 0.3%: the lone workers' +6.2% and +4.6% there are not the graphs' age.)
 # PROFILE=reuse replays the point's own step graph instead, so that only the runs are new, except
 # where that graph was profiled on another CPU than this machine's (its own cpu_model, or else the
 # point's first measurement's): a step graph from one CPU does not predict runs on another
