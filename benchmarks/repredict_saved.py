@@ -43,7 +43,7 @@ def probe_with_recorded_queue(folder: Path, scratch: Path) -> Path:
     recorded = json.loads((folder / "validation.json").read_text()).get(REQUEST_QUEUE_KEY)
     if recorded is None or probe.get(REQUEST_QUEUE_KEY) is not None:
         return probe_file
-    copy = scratch / f"{abs(hash(str(folder)))}-link-probe.json"
+    copy = scratch / f"{folder.parent.parent.name}-{folder.parent.name}-link-probe.json"
     copy.write_text(json.dumps({**probe, REQUEST_QUEUE_KEY: recorded}))
     return copy
 
@@ -54,6 +54,28 @@ def summary(rows: list[float]) -> str:
             f"over 8% {sum(e > 8 for e in absolute)}")
 
 
+def repredict_point(args: argparse.Namespace, folders: list[str], point: str, scratch: Path,
+                    before: dict[str, list[float]], after: dict[str, list[float]]) -> None:
+    """Predict one point's saved runs again, print its rows before and after, and add them to the
+    environment's lists."""
+    point_dir = args.root / point
+    folder = first_validated(point_dir, folders)
+    if folder is None or not has_saved_runs(point_dir / folder):
+        print(f"{point}: no saved runs in {args.folder}; skipped", file=sys.stderr)
+        return
+    bucket = point_dir / f"{folder}-bucket" / "validation.json"
+    old = errors_of(bucket if bucket.is_file() else point_dir / folder / "validation.json")
+    new = revalidate(point_dir / folder, point_dir / f"{folder}-{args.suffix}", burst=True,
+                     link_probe=probe_with_recorded_queue(point_dir / folder, scratch),
+                     options=tuple(args.validate_options.split()))
+    environment = point.split("/")[0]
+    for n in sorted(new):
+        before.setdefault(environment, []).append(old[n])
+        after.setdefault(environment, []).append(new[n])
+    shown = "  ".join(f"{n}: {old[n]:+5.1f} -> {new[n]:+5.1f}" for n in sorted(new))
+    print(f"{point:32} {shown}", flush=True)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("root", type=Path)
@@ -61,30 +83,15 @@ def main() -> int:
     parser.add_argument("--folder", default="settled-twin-probe,settled")
     parser.add_argument("--suffix", default="now")
     parser.add_argument("--validate-options", default="", help="more options for every validate, one string")
-    args = parser.parse_args()
+    args = parser.parse_intermixed_args()
     folders = args.folder.split(",")
     points = args.points or sorted({str(p.parent.parent.relative_to(args.root))
                                     for f in folders for p in args.root.glob(f"*/*/{f}/validation.json")})
     before: dict[str, list[float]] = {}
     after: dict[str, list[float]] = {}
-    scratch = Path(tempfile.mkdtemp(prefix="repredict-"))
-    for point in points:
-        point_dir = args.root / point
-        folder = first_validated(point_dir, folders)
-        if folder is None or not has_saved_runs(point_dir / folder):
-            print(f"{point}: no saved runs in {args.folder}; skipped", file=sys.stderr)
-            continue
-        bucket = point_dir / f"{folder}-bucket" / "validation.json"
-        old = errors_of(bucket if bucket.is_file() else point_dir / folder / "validation.json")
-        new = revalidate(point_dir / folder, point_dir / f"{folder}-{args.suffix}", burst=True,
-                         link_probe=probe_with_recorded_queue(point_dir / folder, scratch),
-                         options=tuple(args.validate_options.split()))
-        environment = point.split("/")[0]
-        for n in sorted(new):
-            before.setdefault(environment, []).append(old[n])
-            after.setdefault(environment, []).append(new[n])
-        shown = "  ".join(f"{n}: {old[n]:+5.1f} -> {new[n]:+5.1f}" for n in sorted(new))
-        print(f"{point:32} {shown}", flush=True)
+    with tempfile.TemporaryDirectory(prefix="repredict-") as scratch:
+        for point in points:
+            repredict_point(args, folders, point, Path(scratch), before, after)
     for environment in sorted(after):
         print(f"{environment}: before {summary(before[environment])}; after {summary(after[environment])}")
     every_before = [e for rows in before.values() for e in rows]
