@@ -441,6 +441,29 @@ def test_the_probe_of_real_hosts_uses_up_to_four_workers():
         probe_hosts(cluster(3), "worker", 3)
 
 
+def test_a_ps_whose_transfer_port_is_taken_refuses_in_one_line(tmp_path: Path):
+    """The PS's probe server listens on its cluster port and the next (the gRPC transfers). With
+    the next port held by a connection's source port, as another program's can be, ``tracetool
+    probe --job ps`` says which port in one line after its first (what it serves), exits 2, and
+    neither a traceback nor gRPC's own log line follows."""
+    import socket
+
+    with socket.socket() as listener, socket.socket() as client:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        client.connect(listener.getsockname())
+        taken = client.getsockname()[1]
+        cluster = tmp_path / "cluster.json"
+        cluster.write_text(json.dumps({"ps": [f"127.0.0.1:{taken - 1}"],
+                                       "worker": ["127.0.0.1:1", "127.0.0.1:2"]}))
+        result = subprocess.run([sys.executable, "-m", "tracetool.cli", "probe", "--cluster", str(cluster),
+                                 "--job", "ps"], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.splitlines()[1:] == [
+        f"error: the probe server cannot listen on port {taken - 1}: port {taken}, the next one, is taken "
+        "(the probe's gRPC transfers listen there); give the PS a port whose next one is free"]
+
+
 @pytest.mark.cluster
 @needs_root
 def test_the_reference_step_fit_runs_on_a_real_shaped_link():

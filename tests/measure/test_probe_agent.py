@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import random
 import socket
 import threading
+import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -12,18 +15,54 @@ from tracetool.measure import probe_agent
 from tracetool.measure.link_probe import summarize_spans
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+def _free_port_pair() -> int:
+    """A port whose next port is free too (the server's gRPC transfers listen there), taken below
+    the ephemeral range: the suite's own connections take ephemeral source ports, and one of them
+    on the next port made the gRPC bind fail."""
+    low, _high = (int(x) for x in Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split())
+    for _ in range(200):
+        port = random.randrange(10_000, low - 2)
+        try:
+            with socket.socket() as first, socket.socket() as second:
+                first.bind(("127.0.0.1", port))
+                second.bind(("127.0.0.1", port + 1))
+            return port
+        except OSError:
+            continue
+    raise RuntimeError("no two adjacent free ports below the ephemeral range")
+
+
+def _start_server() -> tuple[int, threading.Thread]:
+    """A probe server thread that is listening, on a fresh pair of ports if a pair was taken
+    between the check and the bind."""
+    for _ in range(5):
+        port = _free_port_pair()
+        failures: list[BaseException] = []
+
+        def serve(port: int = port, failures: list[BaseException] = failures) -> None:
+            try:
+                probe_agent.serve(port, "127.0.0.1")
+            except OSError as exc:
+                failures.append(exc)
+
+        thread = threading.Thread(target=serve, daemon=True)
+        thread.start()
+        deadline = time.monotonic() + 30
+        while thread.is_alive() and time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                return port, thread
+            except OSError:
+                time.sleep(0.02)
+        thread.join(timeout=5)
+        assert failures, "the probe server neither listened nor failed within 30 s"
+    raise RuntimeError(f"the probe server could not listen: {failures[-1]}")
 
 
 @pytest.fixture
 def server() -> Iterator[int]:
     """A probe server on loopback until the test ends it with QUIT."""
-    port = _free_port()
-    thread = threading.Thread(target=probe_agent.serve, args=(port, "127.0.0.1"), daemon=True)
-    thread.start()
+    port, thread = _start_server()
     yield port
     link = probe_agent.ServerLink("127.0.0.1", port)
     link.quit()

@@ -16,6 +16,8 @@ TCP server on real hosts (the next port) and alone in the emulated link's PS nam
 
 from __future__ import annotations
 
+import errno
+import os
 import struct
 import time
 from concurrent import futures
@@ -34,7 +36,11 @@ def split_bytes(total: int, parts: int = TENSORS_PER_STEP) -> list[int]:
 
 def serve(port: int, address: str = "0.0.0.0") -> Any:
     """A started gRPC server: ``Download`` answers an 8-byte size with that many bytes, ``Upload``
-    acknowledges what it received with one byte. The caller stops it (``server.stop(0)``)."""
+    acknowledges what it received with one byte. The caller stops it (``server.stop(0)``).
+
+    gRPC's own log stays quiet (where gRPC is not loaded yet): a failed bind is the caller's
+    one-line error, not a C++ log line besides it."""
+    os.environ.setdefault("GRPC_VERBOSITY", "NONE")
     import grpc
 
     def download(request: bytes, context: Any) -> bytes:
@@ -48,8 +54,13 @@ def serve(port: int, address: str = "0.0.0.0") -> Any:
         "Upload": grpc.unary_unary_rpc_method_handler(upload)})
     server = grpc.server(futures.ThreadPoolExecutor(max_workers=64), options=OPTIONS)
     server.add_generic_rpc_handlers((handler,))
-    if server.add_insecure_port(f"{address}:{port}") == 0:
-        raise OSError(f"cannot listen on port {port} for the probe's gRPC transfers")
+    try:  # older gRPC returns 0 on a failed bind, newer raises RuntimeError
+        bound = server.add_insecure_port(f"{address}:{port}")
+    except RuntimeError:
+        bound = 0
+    if bound == 0:
+        raise OSError(errno.EADDRINUSE, f"port {port}, the next one, is taken (the probe's gRPC transfers "
+                      "listen there); give the PS a port whose next one is free")
     server.start()
     return server
 

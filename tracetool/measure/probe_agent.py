@@ -19,6 +19,7 @@ hosts line up their actions. Stdlib only: it starts in a blink.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import socket
 import sys
@@ -104,9 +105,7 @@ def serve(port: int, address: str = "0.0.0.0") -> None:
 
 
 def _grpc_server(port: int, address: str) -> Any:
-    try:
-        import grpc  # noqa: F401
-    except ImportError:
+    if importlib.util.find_spec("grpc") is None:  # found, not imported: serve quiets gRPC's log first
         return None
     from tracetool.measure import grpc_probe_code
 
