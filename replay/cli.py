@@ -85,9 +85,10 @@ def link_arguments(args: argparse.Namespace) -> dict[str, object]:
     else:
         bandwidth = profile.line_rate_bps
     contention, *reverse = _profiled_efficiencies(args, profile, bandwidth)
-    by_workers = _profiled_contention_by_workers(args, profile, bandwidth)
+    by_workers, reverse_by_workers = _profiled_by_workers(args, profile, bandwidth)
     if args.contention_efficiency is not None:
-        contention, by_workers = args.contention_efficiency, ()
+        # a count's relaxed reverse loss was fitted beside loss-free contention: it goes with the profile's
+        contention, by_workers, reverse_by_workers = args.contention_efficiency, (), ()
     return {
         "bandwidth_bps": bandwidth,
         "latency_s": parse_latency_s(args.latency) if args.latency else (profile.latency_s if profile else 0.0),
@@ -98,6 +99,7 @@ def link_arguments(args: argparse.Namespace) -> dict[str, object]:
         "contention_efficiency": contention,
         "reverse_efficiencies": tuple(reverse),
         "contention_by_workers": by_workers,
+        "reverse_by_workers": reverse_by_workers,
         "request_queue_s": _request_queue_s(args, profile),
         "burst_bytes": parse_bytes(args.link_burst) if getattr(args, "link_burst", "") else 0.0,
     }
@@ -134,13 +136,14 @@ def _profiled_efficiencies(args: argparse.Namespace, profile, bandwidth_bps: flo
     return profile.efficiencies(*_transfer_times(args, profile, bandwidth_bps))
 
 
-def _profiled_contention_by_workers(args: argparse.Namespace, profile, bandwidth_bps: float | None,  # noqa: ANN001
-                                    ) -> tuple[tuple[int, float], ...]:
-    """The profile's contention efficiency per worker count for this graph's step, where its step
-    fits have them (TensorFlow's reference step); none otherwise."""
+def _profiled_by_workers(args: argparse.Namespace, profile, bandwidth_bps: float | None,  # noqa: ANN001
+                         ) -> tuple[tuple[tuple[int, float], ...], tuple[tuple[int, float, float], ...]]:
+    """The profile's contention efficiency and relaxed reverse efficiencies per worker count for
+    this graph's step, where its step fits have them (TensorFlow's reference step); none otherwise."""
     if profile is None or not profile.step_fits:
-        return ()
-    return profile.contention_by_workers(*_transfer_times(args, profile, bandwidth_bps))
+        return (), ()
+    times = _transfer_times(args, profile, bandwidth_bps)
+    return profile.contention_by_workers(*times), profile.reverse_by_workers(*times)
 
 
 def _transfer_times(args: argparse.Namespace, profile, bandwidth_bps: float | None,  # noqa: ANN001

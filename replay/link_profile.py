@@ -35,7 +35,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from replay.engine.link import efficiency_for_workers
+from replay.engine.link import efficiency_for_workers, reverse_for_workers
 from tracetool.errors import ToolError
 from tracetool.graph.json_fields import MAX_BANDWIDTH_BPS, Place, number_field, object_field, string_field
 
@@ -113,10 +113,19 @@ class StepFit:
     # (workers, contention efficiency) for three or more workers, fewest first, where the probe
     # fitted one per count (TensorFlow's reference step, whose three workers may lose less than its four)
     contention_by_workers: tuple[tuple[int, float], ...] = ()
+    # (workers, download, upload) reverse efficiencies of three or more workers, fewest first, where
+    # the replay with loss-free contention stayed short of the probe with two workers' reverse loss
+    # (three workers that pipeline where two bunch); every count of three or more once any is
+    reverse_by_workers: tuple[tuple[int, float, float], ...] = ()
 
     def contention_for(self, workers: int) -> float:
         """The contention efficiency of ``workers``: the largest fitted count up to it, else the one."""
         return efficiency_for_workers(self.contention_efficiency, self.contention_by_workers, workers)
+
+    def reverse_for(self, workers: int) -> tuple[float, float]:
+        """The (download, upload) reverse efficiencies of ``workers``, picked as the contention's."""
+        return reverse_for_workers((self.download_reverse_efficiency, self.upload_reverse_efficiency),
+                                   self.reverse_by_workers, workers)
 
 
 @dataclass(frozen=True)
@@ -166,6 +175,16 @@ class LinkProfile:
         return tuple((n, _interpolated_by(self.step_fits, mean_s, lambda fit, n=n: fit.contention_for(n)))
                      for n in counts)
 
+    def reverse_by_workers(self, download_s: float, upload_s: float) -> tuple[tuple[int, float, float], ...]:
+        """``LinkConfig.reverse_by_workers`` for a step whose transfers take ``download_s`` and
+        ``upload_s`` alone: each count any step fit relaxed, each direction interpolated at its
+        own transfer time as ``efficiencies`` does (a fit without that count gives its one
+        reverse loss); none where no fit relaxed a count."""
+        counts = sorted({entry[0] for fit in self.step_fits for entry in fit.reverse_by_workers})
+        return tuple((n, _interpolated_by(self.step_fits, download_s, lambda fit, n=n: fit.reverse_for(n)[0]),
+                      _interpolated_by(self.step_fits, upload_s, lambda fit, n=n: fit.reverse_for(n)[1]))
+                     for n in counts)
+
     @property
     def seniority(self) -> float:
         return min(10.0, max(1.0, (self.download.seniority + self.upload.seniority) / 2))
@@ -197,7 +216,8 @@ class LinkProfile:
     def to_json_dict(self) -> dict[str, Any]:
         return {"schema": SCHEMA_NAME, "schema_version": SCHEMA_VERSION, **asdict(self),
                 "step_fits": [{**asdict(fit), "runs": [list(run) for run in fit.runs],
-                               "contention_by_workers": [list(pair) for pair in fit.contention_by_workers]}
+                               "contention_by_workers": [list(pair) for pair in fit.contention_by_workers],
+                               "reverse_by_workers": [list(entry) for entry in fit.reverse_by_workers]}
                               for fit in self.step_fits],
                 "derived": {"line_rate_bps": self.line_rate_bps, "latency_s": self.latency_s,
                             "request_queue_s": self.request_queue_s,
@@ -287,7 +307,8 @@ def _step_fit(raw: dict[str, Any], place: Place) -> StepFit:
                    compute_s=number_field(raw, "compute_s", place, maximum=3600.0),
                    transfer_s=_positive(number_field(raw, "transfer_s", place, maximum=3600.0), "transfer_s", place),
                    runs=_runs(raw.get("runs", []), place),
-                   contention_by_workers=_contention_by_workers(raw.get("contention_by_workers", []), place))
+                   contention_by_workers=_contention_by_workers(raw.get("contention_by_workers", []), place),
+                   reverse_by_workers=_reverse_by_workers(raw.get("reverse_by_workers", []), place))
 
 
 def _contention_by_workers(raw: Any, place: Place) -> tuple[tuple[int, float], ...]:
@@ -304,6 +325,24 @@ def _contention_by_workers(raw: Any, place: Place) -> tuple[tuple[int, float], .
     if counts != sorted(set(counts)) or any(workers < 3 or not 0.1 <= e <= 1.0 for workers, e in pairs):
         raise place.refuse("contention_by_workers", problem)
     return pairs
+
+
+def _reverse_by_workers(raw: Any, place: Place) -> tuple[tuple[int, float, float], ...]:
+    """A step fit's per-count reverse efficiencies: [workers, download, upload] of three or more
+    workers, fewest first, each efficiency between 0.1 and 1 (none in profiles before there were any)."""
+    problem = ("is not a list of [workers, download, upload] reverse efficiencies, three or more workers, "
+               "fewest first, efficiencies 0.1-1")
+    if not isinstance(raw, list) or not all(isinstance(entry, list) and len(entry) == 3 for entry in raw):
+        raise place.refuse("reverse_by_workers", problem)
+    try:
+        entries = tuple((int(workers), float(down), float(up)) for workers, down, up in raw)
+    except (TypeError, ValueError):
+        raise place.refuse("reverse_by_workers", problem) from None
+    counts = [entry[0] for entry in entries]
+    if counts != sorted(set(counts)) or any(workers < 3 or not (0.1 <= down <= 1.0 and 0.1 <= up <= 1.0)
+                                            for workers, down, up in entries):
+        raise place.refuse("reverse_by_workers", problem)
+    return entries
 
 
 def _runs(raw: Any, place: Place) -> tuple[tuple[int, float], ...]:

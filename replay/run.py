@@ -38,6 +38,8 @@ class PredictRequest:
     contention_by_workers: tuple[tuple[int, float], ...] = ()  # (workers, efficiency), from the step fits too
     request_queue_s: float = 0.0  # a deep upload queue that requests wait behind, from a link profile
     burst_bytes: float = 0.0  # a token bucket in front of each direction (LinkConfig.burst_bytes)
+    # (workers, download, upload) reverse efficiencies of counts the step fits relaxed
+    reverse_by_workers: tuple[tuple[int, float, float], ...] = ()
     settings: ReplaySettings = field(default_factory=ReplaySettings)
     timelines: bool = True
     timeline_steps: int = TIMELINE_STEPS
@@ -65,7 +67,8 @@ def run_predict(request: PredictRequest) -> PredictOutcome:
     graph = load_stepgraph(request.graph_path)
     link = target_link(graph, request.bandwidth_bps, request.latency_s, request.worker_bandwidth_bps, request.mtu,
                        request.contention_efficiency, request.worker_bandwidths_bps, request.reverse_efficiencies,
-                       request.contention_by_workers, request.request_queue_s, request.burst_bytes)
+                       request.contention_by_workers, request.request_queue_s, request.burst_bytes,
+                       request.reverse_by_workers)
     prediction = predict(graph, workers, link, request.settings)
     timelines = {}
     if request.timelines:

@@ -254,6 +254,8 @@ def cmd_probe(args: argparse.Namespace) -> int:
     if profile.step_fits:
         fits = "; ".join(f"{fit.transfer_s:.2f} s transfers: contention efficiency {fit.contention_efficiency:.3f}"
                          + "".join(f", {e:.3f} from {n} workers" for n, e in fit.contention_by_workers)
+                         + "".join(f", reverse {d:.2f} / {u:.2f} from {n} workers"
+                                   for n, d, u in fit.reverse_by_workers)
                          + f", reverse efficiencies {fit.download_reverse_efficiency:.2f} (download) and "
                          f"{fit.upload_reverse_efficiency:.2f} (upload)" for fit in profile.step_fits)
         shared = f"{fits}; the default seniority and overtake law"

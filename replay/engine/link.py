@@ -276,12 +276,14 @@ def target_link(
     contention_by_workers: tuple[tuple[int, float], ...] = (),
     request_queue_s: float = 0.0,
     burst_bytes: float = 0.0,
+    reverse_by_workers: tuple[tuple[int, float, float], ...] = (),
 ) -> LinkConfig:
     """The link to predict for: the user's line rate (both directions) and latency, with the
     per-transfer overhead calibrated on the profiled link and the headers of ``mtu``-sized
     frames taken off the line rate. ``None`` bandwidth means the profiled link (payload rates).
-    ``reverse_efficiencies`` (download, upload) and ``contention_by_workers`` are a measured
-    network's (a link profile's step fits); ``request_queue_s`` its deep upload queue and
+    ``reverse_efficiencies`` (download, upload), ``contention_by_workers`` and
+    ``reverse_by_workers`` are a measured network's (a link profile's step fits, or validate's
+    fit to its twin probe); ``request_queue_s`` its deep upload queue and
     ``burst_bytes`` its shaper's bucket (``LinkConfig``)."""
     base = profiled_link(graph)
     down, up = reverse_efficiencies
@@ -290,7 +292,7 @@ def target_link(
                        contention_efficiency=contention_efficiency, worker_bandwidths_bps=worker_bandwidths_bps,
                        download_reverse_efficiency=down, upload_reverse_efficiency=up,
                        contention_by_workers=contention_by_workers, request_queue_s=request_queue_s,
-                       burst_bytes=burst_bytes)
+                       burst_bytes=burst_bytes, reverse_by_workers=reverse_by_workers)
     check_bandwidth_bps(bandwidth_bps)
     return LinkConfig(
         download_bandwidth_bps=bandwidth_bps,
@@ -308,4 +310,5 @@ def target_link(
         contention_by_workers=contention_by_workers,
         request_queue_s=request_queue_s,
         burst_bytes=burst_bytes,
+        reverse_by_workers=reverse_by_workers,
     )

@@ -139,11 +139,14 @@ def _fitted_profile(**direction: float) -> LinkProfile:
 
 def _per_count_profile() -> LinkProfile:
     """Step fits of TensorFlow's reference step: three workers lose less than four on the short
-    step, more on the long one, and the long fit has no four-worker value of its own."""
+    step, more on the long one, and the long fit has no four-worker value of its own. On the short
+    step three workers pipelined past two workers' reverse loss: their contention is loss-free
+    and their reverse losses smaller, and four keep the fit's one reverse loss."""
     from dataclasses import replace
 
     profile = _fitted_profile()
-    short = replace(SHORT_FIT, contention_by_workers=((3, 0.90), (4, 0.60)))
+    short = replace(SHORT_FIT, contention_by_workers=((3, 1.0), (4, 0.60)),
+                    reverse_by_workers=((3, 0.95, 0.97), (4, 0.69, 0.86)))
     long = replace(LONG_FIT, contention_by_workers=((3, 0.70),))
     return replace(profile, step_fits=(short, long))
 
@@ -183,19 +186,33 @@ def test_per_count_step_fits_give_each_worker_count_its_contention_at_the_steps_
     it the efficiency of its largest fitted count below (the long fit's four workers: its three's
     0.70), and below three workers the one efficiency holds. Fits without counts give none."""
     profile = _per_count_profile()
-    assert profile.contention_by_workers(0.001, 0.001) == ((3, 0.90), (4, 0.60))
+    assert profile.contention_by_workers(0.001, 0.001) == ((3, 1.0), (4, 0.60))
     assert profile.contention_by_workers(0.1, 0.1) == ((3, 0.70), (4, 0.70))
     halfway = profile.contention_by_workers(0.002, 0.006)  # 4 ms: halfway in log time
-    assert [n for n, _ in halfway] == [3, 4] and [e for _, e in halfway] == pytest.approx([0.80, 0.65])
+    assert [n for n, _ in halfway] == [3, 4] and [e for _, e in halfway] == pytest.approx([0.85, 0.65])
     assert profile.step_fits[1].contention_for(2) == 0.80 and profile.step_fits[1].contention_for(9) == 0.70
     assert _fitted_profile().contention_by_workers(0.004, 0.004) == ()
+
+
+def test_per_count_reverse_losses_are_interpolated_per_direction_at_its_own_transfer_time():
+    """Three workers' relaxed reverse efficiencies hold on the short step and meet the long fit's
+    one reverse loss (0.85 down, 0.90 up) by its transfer time, each direction at its own; a count
+    the short fit left at two workers' loss (four) interpolates that. Fits without counts give none."""
+    profile = _per_count_profile()
+    assert profile.reverse_by_workers(0.001, 0.001) == ((3, 0.95, 0.97), (4, 0.69, 0.86))
+    assert profile.reverse_by_workers(0.1, 0.1) == ((3, 0.85, 0.90), (4, 0.85, 0.90))
+    (three, down, up), (four, down4, up4) = profile.reverse_by_workers(0.004, 0.002)  # download halfway in log time
+    assert (three, four) == (3, 4)
+    assert (down, up) == pytest.approx((0.90, 0.97)) and (down4, up4) == pytest.approx((0.77, 0.86))
+    assert profile.step_fits[0].reverse_for(2) == (0.69, 0.86) and profile.step_fits[0].reverse_for(9) == (0.69, 0.86)
+    assert _fitted_profile().reverse_by_workers(0.004, 0.004) == ()
 
 
 def test_a_profile_with_one_step_fit_from_before_there_were_two_still_reads():
     """Its transfer time comes from its bytes at the download payload rate."""
     data = _profile().to_json_dict()
     data["step_fit"] = {key: value for key, value in SHORT_FIT.__dict__.items()
-                        if key not in ("transfer_s", "runs", "contention_by_workers")}
+                        if key not in ("transfer_s", "runs", "contention_by_workers", "reverse_by_workers")}
     del data["step_fits"]
     profile = link_profile_from_json(data, "link.json")
     assert len(profile.step_fits) == 1
@@ -227,6 +244,15 @@ def test_a_profile_with_one_step_fit_from_before_there_were_two_still_reads():
     (_per_count_profile, lambda d: d["step_fits"][0].update(contention_by_workers=[[3, 0.05]]), "efficiencies 0.1-1"),
     (_per_count_profile, lambda d: d["step_fits"][1].update(contention_by_workers=[[3]]), "pairs"),
     (_per_count_profile, lambda d: d["step_fits"][1].update(contention_by_workers=[["three", 0.5]]), "pairs"),
+    (_per_count_profile, lambda d: d["step_fits"][0].update(reverse_by_workers=[[2, 0.9, 0.9]]),
+     "reverse_by_workers' is not a list of"),
+    (_per_count_profile, lambda d: d["step_fits"][0].update(reverse_by_workers=[[4, 0.9, 0.9], [3, 0.9, 0.9]]),
+     "fewest first"),
+    (_per_count_profile, lambda d: d["step_fits"][0].update(reverse_by_workers=[[3, 0.9, 1.2]]),
+     "efficiencies 0.1-1"),
+    (_per_count_profile, lambda d: d["step_fits"][0].update(reverse_by_workers=[[3, 0.9]]), "reverse efficiencies"),
+    (_per_count_profile, lambda d: d["step_fits"][0].update(reverse_by_workers=[[3, "high", 0.9]]),
+     "reverse efficiencies"),
     (_fitted_profile, lambda d: d.update(step_fit=[0.7]), "step_fit"),
 ])
 def test_bad_profiles_are_refused_in_one_line(profile, mutate, words: str):
@@ -327,8 +353,9 @@ def test_replay_predict_takes_the_step_fits_efficiencies_at_the_graphs_transfer_
 
 def test_replay_predict_takes_each_worker_counts_contention_from_per_count_step_fits(tmp_path: Path,
                                                                                      graph_file: Path, capsys):
-    """The short fit's counts hold at 1gbit (0.42 ms transfers): three workers replay at 0.90 and
-    four at 0.60, which the report names; --contention-efficiency replaces them all."""
+    """The short fit's counts hold at 1gbit (0.42 ms transfers): three workers replay loss-free
+    with their own smaller reverse losses, four at 0.60 with the fit's, which the report names;
+    --contention-efficiency replaces them all, and the relaxed reverse losses fitted beside them go."""
     from replay.cli import main
 
     path = tmp_path / "link.json"
@@ -338,12 +365,16 @@ def test_replay_predict_takes_each_worker_counts_contention_from_per_count_step_
     assert main(["predict", str(graph_file), *common, "--out", str(tmp_path / "p")]) == 0
     link = json.loads((tmp_path / "p" / "prediction.json").read_text())["link"]
     assert link["contention_efficiency"] == 0.72
-    assert [list(pair) for pair in link["contention_by_workers"]] == [[3, 0.90], [4, 0.60]]
-    assert "contention efficiency 0.72, 0.9 from 3 workers, 0.6 from 4 workers" in capsys.readouterr().out
+    assert [list(pair) for pair in link["contention_by_workers"]] == [[3, 1.0], [4, 0.60]]
+    assert [list(entry) for entry in link["reverse_by_workers"]] == [[3, 0.95, 0.97], [4, 0.69, 0.86]]
+    report = capsys.readouterr().out
+    assert "contention efficiency 0.72, 1 from 3 workers, 0.6 from 4 workers" in report
+    assert "reverse 0.95 / 0.97 from 3 workers, reverse 0.69 / 0.86 from 4 workers" in report
     assert main(["predict", str(graph_file), *common, "--contention-efficiency", "0.5",
                  "--out", str(tmp_path / "q")]) == 0
     link = json.loads((tmp_path / "q" / "prediction.json").read_text())["link"]
     assert link["contention_efficiency"] == 0.5 and link["contention_by_workers"] == []
+    assert link["reverse_by_workers"] == []
 
 
 @pytest.mark.cluster

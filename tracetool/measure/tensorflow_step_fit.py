@@ -87,11 +87,12 @@ def tensorflow_reference_step_fit(bandwidth_bps: float, latency_s: float, queue:
     measured = load_measured(run_measure(request, progress=lambda text: say(f"    {text}")))
     probe = link_probe_of_measurement(measured, download, upload, compute_s, tcp_congestion_control)
     fit = calibrate_link_to_probe(probe, latency_s, replay_contention=True, per_count=True)
-    per_count = ", ".join(f"{n} workers {e:.3f}" for n, e in fit.link_contention())
+    per_count = ", ".join([f"{n} workers {e:.3f}" for n, e in fit.link_contention()]
+                          + [f"{n} workers' reverse {d:.0%} / {u:.0%}" for n, d, u in fit.link_reverse()])
     say(f"  replayed reference step: contention efficiency {fit.contention_efficiency:.3f} ({fit.contention_source})"
         f"{'; ' + per_count if per_count else ''}; under the other direction's load downloads keep "
         f"{fit.download_reverse_efficiency:.0%}, uploads {fit.upload_reverse_efficiency:.0%}")
     return StepFit(fit.contention_efficiency, fit.download_reverse_efficiency, fit.upload_reverse_efficiency,
                    fit.contention_source, download, upload, compute_s, transfer_s,
                    tuple((int(p["workers"]), float(p["steps_per_second"])) for p in probe["points"]),
-                   fit.link_contention())
+                   fit.link_contention(), fit.link_reverse())
