@@ -2,7 +2,7 @@
 show each row's error before and after: how a change to the replay or to the link fit moves the
 table without running a cluster again.
 
-    python benchmarks/repredict_saved.py ROOT [--folder settled-twin-probe,settled] [--suffix now]
+    python benchmarks/repredict_saved.py ROOT [--folder settled-here,settled-twin-probe,settled] [--suffix now]
         [--validate-options "--no-request-queue"] [POINT ...]
 
 ROOT is an environment campaign's folder; each POINT (default: every ``<environment>/<model>-
@@ -80,7 +80,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("root", type=Path)
     parser.add_argument("points", nargs="*")
-    parser.add_argument("--folder", default="settled-twin-probe,settled")
+    parser.add_argument("--folder", default="settled-here,settled-twin-probe,settled")
     parser.add_argument("--suffix", default="now")
     parser.add_argument("--validate-options", default="", help="more options for every validate, one string")
     args = parser.parse_intermixed_args()

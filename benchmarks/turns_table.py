@@ -14,9 +14,10 @@ fell within one run's predicted range, and which TensorFlow probe the point ran
 |error| of each column over the same rows, per environment, over the points that ran today's
 probe, over the points no fit used (``held_out``), and in all. With ``--folder turns`` the four
 points measured first (the campaign's worst rows) are listed apart: points chosen for being bad
-regress towards their mean when measured again. ``--folder settled-twin-probe,settled`` takes,
-point by point, the first of the folders that holds a validation: a point validated again
-supersedes its earlier validation. ``--by-workers`` prints instead the summary the README
+regress towards their mean when measured again. ``--folder settled-here,settled-twin-probe,settled``
+takes, point by point, the first of the folders that holds a validation: a point validated again
+(``settled-twin-probe``: with the twin probe; ``settled-here``: on this machine's CPU, where its
+settled runs ran on another) supersedes its earlier validation. ``--by-workers`` prints instead the summary the README
 shows: per environment (and over the held-out rows and all rows) the median and max |error| of
 the chosen folder's validations, in all and per worker count, and how many points profiled the
 model afresh (validate's default) rather than replaying an older step graph (``--from-profile``).
