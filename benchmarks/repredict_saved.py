@@ -3,18 +3,19 @@ show each row's error before and after: how a change to the replay or to the lin
 table without running a cluster again.
 
     python benchmarks/repredict_saved.py ROOT [--folder settled-here,settled-twin-probe,settled] [--suffix now]
-        [--validate-options "--no-request-queue"] [POINT ...]
+        [--validate-options=--request-queue] [POINT ...]
 
 ROOT is an environment campaign's folder; each POINT (default: every ``<environment>/<model>-
 <bandwidth>`` with a validation in one of ``--folder``, the first that has one, as
 ``turns_table.py`` takes them) is validated again from that folder's step graph, measurement and
 link probe (``validate --from-profile --from-measured --from-link-probe`` with the checkout's
-defaults: no cluster, about 5-10 s a point; behind a deep buffer with the standing queue that
-validation measured, not measured again) into ``<point>/<folder>-<suffix>/``, which
+defaults: no cluster, about 2-5 s a point; with ``--request-queue``, the standing queue that
+validation measured, not measured again, and none where it measured none) into ``<point>/<folder>-<suffix>/``, which
 ``turns_table.py --prediction SUFFIX`` then tabulates. "Before" is the table's error of today:
 ``<folder>-bucket/`` where the runs were predicted again with the shaper's bucket, else the
-folder's own. ``--validate-options`` adds options to every validate (e.g. ``--no-request-queue``:
-the points as predicted without the request queue's fitted wait). Prints figures; not a test.
+folder's own. ``--validate-options`` adds options to every validate (e.g. ``--request-queue``:
+the points as predicted with the request queue's fitted wait, validate's default until it was
+turned off). Prints figures; not a test.
 """
 
 from __future__ import annotations

@@ -367,11 +367,11 @@ def add_measure_commands(sub: argparse._SubParsersAction) -> None:
     v.add_argument("--from-measured", default="", help="reuse this measured.json instead of measuring again")
     v.add_argument("--from-link-probe", default="", help="with --contention-efficiency probe: reuse this "
                    "link-probe.json of an earlier validation of the same model and link instead of probing again")
-    v.add_argument("--request-queue", action=argparse.BooleanOptionalAction, default=True,
+    v.add_argument("--request-queue", action=argparse.BooleanOptionalAction, default=False,
                    help="measure the shaped link's standing upload queue (about 15 s, where its buffer can stand "
                    "deeper than 10 ms) and let the replay's parameter requests wait behind other workers' "
-                   "gradients there, when it fits the probe and when it predicts (default: on; docs/network-probe.md, "
-                   "'Requests wait behind the other workers' gradients')")
+                   "gradients there, when it fits the probe and when it predicts (default: off, as replay predict; "
+                   "docs/network-probe.md, 'Requests wait behind the other workers' gradients')")
     v.add_argument("--link-burst", action=argparse.BooleanOptionalAction, default=True,
                    help="replay the shaper's token bucket as tbf holds it: after idling, a direction passes its "
                    "burst at once (default: on; docs/network-probe.md, 'The shaper's bucket')")

@@ -74,8 +74,9 @@ class ValidateRequest:
     probe_transport: str = DEFAULT_MODEL_PROBE_TRANSPORT
     from_link_probe: Path | None = None  # reuse an earlier link-probe.json of the same step shape
     # measure the shaped link's standing upload queue and let the replay's requests wait behind it
-    # (LinkConfig.request_queue_s), in the probe's calibration as in the prediction
-    request_queue: bool = True
+    # (LinkConfig.request_queue_s), in the probe's calibration as in the prediction. Off by default:
+    # left out of the environments it was fitted on, it did not pay (docs/network-probe.md)
+    request_queue: bool = False
     # replay the shaped link's token bucket (LinkConfig.burst_bytes), in the probe's fit as in the prediction
     link_burst: bool = True
 
