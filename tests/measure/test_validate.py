@@ -534,7 +534,7 @@ def test_validate_probes_and_repeats_by_default_where_it_can():
     windows after 20 s of settling, and TensorFlow's link probe wherever workers contend on a shaped
     link; measure keeps one run of 20 s."""
     from tracetool.cli_measure import _measure_request
-    from tracetool.measure.validate import default_probe
+    from tracetool.measure.validate import ValidateRequest, default_probe
 
     parser = build_parser()
     validate_args = parser.parse_args(["validate", "--model", "mlp", "--workers", "1,2", "--bandwidth", "20mbit",
@@ -542,10 +542,16 @@ def test_validate_probes_and_repeats_by_default_where_it_can():
     assert validate_args.contention_efficiency == "auto"
     # the probe: TensorFlow itself on the model's tensors, two runs per worker count
     assert validate_args.probe_transport == "tensorflow" and validate_args.probe_repeats is None
+    # no request queue (it did not pay where it was left out of its fit), as replay predict; the
+    # shaper's bucket replayed
+    assert validate_args.request_queue is False and validate_args.link_burst is True
+    assert parser.parse_args(["validate", "--model", "mlp", "--workers", "1,2", "--bandwidth", "20mbit",
+                              "--request-queue", "--out", "v"]).request_queue is True
     from tracetool.measure.transports import default_probe_repeats
     assert default_probe_repeats("tensorflow") == default_probe_repeats("tcp") == 2
     request = _measure_request(validate_args, Path("v"))
     assert request.repeats == 2 and default_probe(request)
+    assert ValidateRequest(measure=request, out_dir=Path("v")).request_queue is False
     # and more runs, up to eight, of a count whose two runs are more than 8% apart
     assert request.max_standard_error == 0.04 and request.max_repeats == 8
     # 60-second windows opening 20 s after the last worker is warm: contended clusters pass between
