@@ -35,7 +35,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from tracetool.measure.repeats import rates_by_workers  # noqa: E402
-from tracetool.measure.validate import one_run_range, probe_run_spread  # noqa: E402
+from tracetool.measure.validation_report import one_run_range, probe_run_spread  # noqa: E402
 
 WORST_FIRST = ("cubic-100ms/resnet-50mbit", "cubic-100ms/inception-25mbit", "bbr-100ms/vgg-25mbit",
                "cubic-5ms/vgg-25mbit")

@@ -17,14 +17,16 @@ from tracetool.cli import build_parser
 from tracetool.errors import ToolError
 from tracetool.measure.validate import (
     REQUEST_QUEUE_KEY,
+    machine_mismatch,
+    shaped_queue_s,
+    standing_queue_delay_s,
+)
+from tracetool.measure.validation_report import (
     compare,
     error_pct,
     format_table,
-    machine_mismatch,
     one_run_range,
     probe_run_spread,
-    shaped_queue_s,
-    standing_queue_delay_s,
     summarize,
 )
 
