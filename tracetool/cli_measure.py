@@ -124,6 +124,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
         from_link_probe=Path(args.from_link_probe) if args.from_link_probe else None,
         request_queue=args.request_queue,
         link_burst=args.link_burst,
+        link_fit_workload=args.link_fit_workload,
         **_contention_efficiency(args.contention_efficiency),
     )
     out = run_validate(request)
@@ -375,4 +376,8 @@ def add_measure_commands(sub: argparse._SubParsersAction) -> None:
     v.add_argument("--link-burst", action=argparse.BooleanOptionalAction, default=True,
                    help="replay the shaper's token bucket as tbf holds it: after idling, a direction passes its "
                    "burst at once (default: on; docs/network-probe.md, 'The shaper's bucket')")
+    v.add_argument("--link-fit-workload", choices=("model", "chain"), default="model",
+                   help="what the link fit replays to meet the TensorFlow probe's rates: the model's own step graph "
+                   "with the prediction's link and shared cores (default), or the probe's chain step (download, "
+                   "compute fitted to the probe's lone worker, upload), as before")
     v.set_defaults(func=cmd_validate)

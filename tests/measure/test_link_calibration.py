@@ -3,14 +3,20 @@
 
 from __future__ import annotations
 
+import random
 from dataclasses import replace
 
 import pytest
 
 from replay.engine.link import target_link
 from replay.sweep import ReplaySettings, predict
-from replay.synthetic import chain_graph
-from tracetool.measure.link_calibration import calibrate_link_to_probe, probe_rates, rates_set_contention
+from replay.synthetic import chain_graph, random_graph
+from tracetool.measure.link_calibration import (
+    ReplayedWorkload,
+    calibrate_link_to_probe,
+    probe_rates,
+    rates_set_contention,
+)
 
 BANDWIDTH_BPS = 8e7
 STEP = dict(compute_us=10_000.0, download_bytes=1_000_000, upload_bytes=1_000_000)
@@ -207,3 +213,30 @@ def test_the_probes_lone_rate_sets_the_replayed_compute_so_its_slowness_is_no_li
     blind = calibrate_link_to_probe(contended_only, latency_s=0.001)
     assert blind.replayed_compute_s == 0.010
     assert max(blind.download_reverse_efficiency, blind.upload_reverse_efficiency) < 0.9
+
+
+def test_fitted_on_the_models_graph_the_link_meets_the_twin_at_every_count():
+    """A twin's rates made by the model's own layered step (each layer's forward op waiting for its
+    tensor, gradients leaving as the backward pass makes them) on a link of known efficiencies:
+    replaying that graph rather than the probe's chain, the fit recovers them and meets the twin at
+    every count, with the graph's own compute (no lone-run compute is fitted)."""
+    graph = random_graph(random.Random(3), layers=6, max_compute_us=30_000.0, max_bytes=400_000)
+    settings = ReplaySettings(seeds=3, calibrate=False)
+    loss_free = target_link(graph, BANDWIDTH_BPS, 0.001)
+    made = replace(loss_free, contention_efficiency=0.8, download_reverse_efficiency=0.7,
+                   upload_reverse_efficiency=0.7)
+    prediction = predict(graph, [1, 2, 3, 4], made, settings)
+    probe = {"bandwidth_bps": BANDWIDTH_BPS, "download_bytes": prediction.download_bytes_per_step,
+             "upload_bytes": prediction.upload_bytes_per_step, "compute_s": 0.05, "contention_efficiency": 1.0,
+             "download_reverse_efficiency": 0.85, "upload_reverse_efficiency": 0.85, "transport": "tensorflow",
+             "points": [{"workers": p.workers, "steps_per_second": p.steps_per_second} for p in prediction.points]}
+
+    fit = calibrate_link_to_probe(probe, latency_s=0.001, replay_contention=True,
+                                  workload=ReplayedWorkload(graph, loss_free, settings))
+    assert fit.replayed_workload == "model" and fit.to_json_dict()["replayed_workload"] == "model"
+    assert fit.replayed_compute_s == 0.05  # the probe's, untouched: the graph computes what the model does
+    assert fit.download_reverse_efficiency == pytest.approx(0.7, abs=0.03)
+    assert fit.contention_efficiency == pytest.approx(0.8, abs=0.05)
+    for workers, rate in fit.probe_steps_per_second.items():
+        assert fit.replayed_steps_per_second[workers] == pytest.approx(rate, rel=0.015)
+    assert calibrate_link_to_probe(probe, latency_s=0.001, replay_contention=True).replayed_workload == "chain"

@@ -16,7 +16,6 @@ from tests.conftest import REPO_ROOT, needs_root
 from tracetool.cli import build_parser
 from tracetool.errors import ToolError
 from tracetool.measure.validate import (
-    REQUEST_QUEUE_KEY,
     machine_mismatch,
     shaped_queue_s,
     standing_queue_delay_s,
@@ -252,7 +251,7 @@ def test_real_validation_writes_rows_summary_and_plot(tmp_path: Path):
 
     assert (line_of("mlp: 2 worker(s), run 1 of 2") < line_of("probe: probe_model: 2 worker(s), run 1 of 2")
             < line_of("mlp: 2 worker(s), run 2 of 2") < line_of("probe: probe_model: 2 worker(s), run 2 of 2"))
-    # the probe runs one worker too: its lone rate sets the compute of its replayed workload
+    # the probe runs one worker too
     probe_measured = json.loads((out / "probe-measured" / "measured.json").read_text())
     assert sorted(p["workers"] for p in probe_measured["points"]) == [1, 2]
     assert probe_measured["max_repeats"] == 2 and probe_measured["max_standard_error"] == pytest.approx(1e-6)
@@ -262,13 +261,13 @@ def test_real_validation_writes_rows_summary_and_plot(tmp_path: Path):
         runs = sorted(p["steps_per_second"] for p in turns["points"] if p["workers"] == point["workers"])
         assert runs == sorted(point["run_steps_per_second"])
         assert len(runs) == 2 or point["cpu_saturated"]
-    # (or, a probe faster alone than the line lets the chain be, as the shaper's burst can make a
-    # 2-second window, none)
-    lone = next(p["steps_per_second"] for p in probe_measured["points"] if p["workers"] == 1)
+    # the fit replays the model's own step graph (the probe is its twin) to meet the probe's two
+    # workers, or charges nothing where the probe is as fast as the loss-free replay
     fit = data["link_fit"]
-    assert (fit["replayed_steps_per_second"]["1"] == pytest.approx(lone, rel=0.02)
-            or (fit["replayed_compute_s"] < 1e-4 and fit["replayed_steps_per_second"]["1"] < lone))
-    assert f"meeting its one worker's {fit['probe_steps_per_second']['1']:.2f} steps/s" in result.stderr
+    assert fit["replayed_workload"] == "model" and "replayed the model:" in result.stderr
+    replayed, probed_rate = fit["replayed_steps_per_second"]["2"], fit["probe_steps_per_second"]["2"]
+    assert (replayed == pytest.approx(probed_rate, rel=0.02)
+            or (replayed < probed_rate and fit["download_reverse_efficiency"] > 0.99))
     assert data["contention_efficiency_source"] == "link probe"
     two = next(r for r in data["rows"] if r["workers"] == 2)
     assert two["probe_standard_error_pct"] > 0  # the probe's runs are part of the row's spread
@@ -431,8 +430,8 @@ def test_the_step_graph_a_validation_saved_re_predicts_it_without_the_profile(tm
                        "--from-profile", str(other_cpu),
                        "--from-measured", str(point / "measured" / "measured.json"),
                        "--from-link-probe", str(contended),
-                       # that validation replayed no shaper's bucket
-                       "--no-link-burst", "--out", str(out)),
+                       # that validation replayed no shaper's bucket, and fitted the link on the probe's chain
+                       "--no-link-burst", "--link-fit-workload", "chain", "--out", str(out)),
         capture_output=True, text=True, timeout=300, cwd=REPO_ROOT)
     assert result.returncode == 0, result.stderr
     assert "profiling" not in result.stderr and "probing" not in result.stderr
@@ -461,23 +460,18 @@ def test_three_workers_that_pipeline_faster_than_two_workers_reverse_loss_allows
     """inception at 50mbit behind CUBIC's 100 ms buffer, as measured: the twin's two workers ran
     6.68 steps/s (some runs bunching), its three 8.51. Two workers' reverse loss (73%) held the
     replay of three to 7.36 with loss-free contention, and the prediction 12% under the model's
-    runs (8.20). Re-predicted from the saved runs with the standing queue that validation measured,
-    three workers get a reverse loss of their own: the replay of three comes closer to the twin
-    (the requests' wait behind the deep queue keeps it under 8), the predicted link carries it,
-    and the three-worker prediction comes within 5% of the model's runs."""
+    runs (8.20). Re-predicted from the saved runs with validate's defaults, three workers get a
+    reverse loss of their own: the replay of three comes closer to the twin, the predicted link
+    carries it, and the three-worker prediction comes within 5% of the model's runs."""
     saved = REPO_ROOT / "benchmarks" / "results" / "environments" / "cubic-100ms" / "inception-50mbit" / "settled"
     before = json.loads((saved.parent / "settled-bucket" / "validation.json").read_text())
-    probe = json.loads((saved / "link-probe.json").read_text())
-    probe[REQUEST_QUEUE_KEY] = json.loads((saved / "validation.json").read_text())[REQUEST_QUEUE_KEY]
-    with_queue = tmp_path / "link-probe.json"
-    with_queue.write_text(json.dumps(probe))
     out = tmp_path / "v"
     result = subprocess.run(
         tracetool_argv("validate", "--model", "inception", "--bandwidth", "50mbit", "--queue", "100ms",
                        "--tcp-congestion-control", "cubic", "--workers", "1,2,3,4",
                        "--from-profile", str(saved / "graph.json"),
                        "--from-measured", str(saved / "measured" / "measured.json"),
-                       "--from-link-probe", str(with_queue), "--out", str(out)),
+                       "--from-link-probe", str(saved / "link-probe.json"), "--out", str(out)),
         capture_output=True, text=True, timeout=300, cwd=REPO_ROOT)
     assert result.returncode == 0, result.stderr
     assert "probing" not in result.stderr

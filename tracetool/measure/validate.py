@@ -75,6 +75,9 @@ class ValidateRequest:
     request_queue: bool = False
     # replay the shaped link's token bucket (LinkConfig.burst_bytes), in the probe's fit as in the prediction
     link_burst: bool = True
+    # what the link fit replays to meet the probe's rates: the model's step graph (as it will predict), or
+    # the probe's chain step (link_calibration.ReplayedWorkload)
+    link_fit_workload: str = "model"
 
 
 def _profile(request: ValidateRequest, say: Any) -> Path:
@@ -250,22 +253,26 @@ def measure_with_probe(request: ValidateRequest, graph: Any, say: Any) -> tuple[
 
 
 def replayed_link_fit(probe: dict[str, Any], latency_s: float, queue_s: float | None, say: Any,
-                      request_queue_s: float = 0.0, burst_bytes: float = 0.0) -> dict[str, Any]:
-    """The contention and reverse efficiencies that make the replay of the probe's own workload
-    meet the probe's rates (``tracetool.measure.link_calibration``), as JSON; behind a shaped
-    queue of ``queue_s`` deeper than the replay's latency holds, the contention efficiency too."""
+                      request_queue_s: float = 0.0, burst_bytes: float = 0.0, workload: Any = None) -> dict[str, Any]:
+    """The contention and reverse efficiencies that make the replay of the model's step graph
+    (``workload``, a ``link_calibration.ReplayedWorkload``) meet TensorFlow's probe's rates, or the
+    replay of the probe's own chain step (no workload, or a network-only probe, which is no twin
+    of the model) meet the probe's (``tracetool.measure.link_calibration``), as JSON; behind a
+    shaped queue of ``queue_s`` deeper than the replay's latency holds, the contention efficiency too."""
     from tracetool.measure.link_calibration import calibrate_link_to_probe, rates_set_contention
 
     # TensorFlow's own probe has only rates, and they are TensorFlow's: they set the contention
     # everywhere, one efficiency per probed count of three or more workers
     tensorflow = probe.get("transport") == TENSORFLOW_TRANSPORT
     fit = calibrate_link_to_probe(probe, latency_s, replay_contention=rates_set_contention(queue_s) or tensorflow,
-                                  per_count=tensorflow, request_queue_s=request_queue_s, burst_bytes=burst_bytes)
-    say(f"  replayed probe: contention efficiency {fit.contention_efficiency:.3f} ({fit.contention_source}); "
+                                  per_count=tensorflow, request_queue_s=request_queue_s, burst_bytes=burst_bytes,
+                                  workload=workload if tensorflow else None)
+    replayed = "the model" if fit.replayed_workload == "model" else "the probe"
+    say(f"  replayed {replayed}: contention efficiency {fit.contention_efficiency:.3f} ({fit.contention_source}); "
         f"a lone transfer under the other "
         f"direction's load keeps {fit.download_reverse_efficiency:.0%} (download), "
         f"{fit.upload_reverse_efficiency:.0%} (upload) of its rate")
-    if 1 in fit.probe_steps_per_second:
+    if 1 in fit.probe_steps_per_second and fit.replayed_workload == "chain":
         say(f"  the probe's replayed workload computes {fit.replayed_compute_s * 1e3:.1f} ms a step, meeting its "
             f"one worker's {fit.probe_steps_per_second[1]:.2f} steps/s")
     if fit.contention_by_workers:
@@ -275,6 +282,24 @@ def replayed_link_fit(probe: dict[str, Any], latency_s: float, queue_s: float | 
         say("  loss-free contention left the replay short of the probe; a lone transfer under reverse load keeps "
             + ", ".join(f"{down:.0%} / {up:.0%} at {workers} workers" for workers, down, up in fit.link_reverse()))
     return fit.to_json_dict()
+
+
+def _fitted_workload(request: ValidateRequest, graph: Any, latency_s: float, request_queue_s: float,
+                     burst_bytes: float, discipline: dict[str, Any]) -> Any:
+    """What the link fit replays to meet the probe: the model's step graph, on the prediction's link
+    and with its order and shared cores, but run as the probe ran (asynchronous, no slowed
+    workers); None for the probe's own chain step (``--link-fit-workload chain``)."""
+    if request.link_fit_workload != "model":
+        return None
+    from replay import ReplaySettings
+    from tracetool.measure.link_calibration import ReplayedWorkload
+
+    m = request.measure
+    link = replace(measured_link(graph, m.bandwidth_bps, latency_s), request_queue_s=request_queue_s,
+                   burst_bytes=burst_bytes)
+    as_probed = {k: v for k, v in discipline.items() if k == "shared_cores"}
+    return ReplayedWorkload(graph, link, ReplaySettings(jobs=1, **({"order": request.order} if request.order else {}),
+                                                        **as_probed))
 
 
 def _reused_link_probe(path: Path, bandwidth_bps: float, download_bytes: int, upload_bytes: int,
@@ -711,14 +736,16 @@ def _validate_into(request: ValidateRequest, measured_file: dict[str, Any] | Non
     by_workers: tuple[tuple[int, float], ...] = ()
     reverse_by_workers: tuple[tuple[int, float, float], ...] = ()
     link_fit = None
+    discipline = measured_discipline(measured)
     if probe is not None:
-        link_fit = replayed_link_fit(probe, latency_s, shaped_queue_s(measured), say, request_queue_s, burst_bytes)
+        link_fit = replayed_link_fit(probe, latency_s, shaped_queue_s(measured), say, request_queue_s, burst_bytes,
+                                     _fitted_workload(request, graph, latency_s, request_queue_s, burst_bytes,
+                                                      discipline))
         request = replace(request, contention_efficiency=link_fit["contention_efficiency"])
         reverse = (link_fit["download_reverse_efficiency"], link_fit["upload_reverse_efficiency"])
         by_workers = tuple(sorted((int(n), e) for n, e in link_fit.get("contention_by_workers", {}).items()))
         reverse_by_workers = tuple(sorted((int(n), float(d), float(u))
                                           for n, (d, u) in link_fit.get("reverse_by_workers", {}).items()))
-    discipline = measured_discipline(measured)
     say("predicting with the replay engine" + (f" (link latency: {queue_delay_s * 1e3:.1f} ms of shaped queue)"
                                                  if queue_delay_s else "")
         + (f"; the workers' compute shares the runs' {discipline['shared_cores']} cores"
