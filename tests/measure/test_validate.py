@@ -541,6 +541,8 @@ def test_validate_probes_and_repeats_by_default_where_it_can():
     # no request queue (it did not pay where it was left out of its fit), as replay predict; the
     # shaper's bucket replayed
     assert validate_args.request_queue is False and validate_args.link_burst is True
+    # the link fit replays the model's own step graph against its twin's rates
+    assert validate_args.link_fit_workload == "model"
     assert parser.parse_args(["validate", "--model", "mlp", "--workers", "1,2", "--bandwidth", "20mbit",
                               "--request-queue", "--out", "v"]).request_queue is True
     from tracetool.measure.transports import default_probe_repeats

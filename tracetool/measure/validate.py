@@ -18,7 +18,7 @@ import shutil
 import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from tracetool.atomic_files import write_json_atomically, write_text_atomically
 from tracetool.cluster.cpu_quota import require_cpu_controller
@@ -42,6 +42,9 @@ from tracetool.measure.transports import (
 )
 from tracetool.measure.validation_report import compare, format_table, plot_png, summarize
 from tracetool.outputs import output_folder, write_marker
+
+if TYPE_CHECKING:
+    from tracetool.measure.link_calibration import ReplayedWorkload
 
 VALIDATION_FILE = "validation.json"
 PLOT_FILE = "validation.png"
@@ -77,7 +80,7 @@ class ValidateRequest:
     link_burst: bool = True
     # what the link fit replays to meet the probe's rates: the model's step graph (as it will predict), or
     # the probe's chain step (link_calibration.ReplayedWorkload)
-    link_fit_workload: str = "model"
+    link_fit_workload: Literal["model", "chain"] = "model"
 
 
 def _profile(request: ValidateRequest, say: Any) -> Path:
@@ -253,7 +256,8 @@ def measure_with_probe(request: ValidateRequest, graph: Any, say: Any) -> tuple[
 
 
 def replayed_link_fit(probe: dict[str, Any], latency_s: float, queue_s: float | None, say: Any,
-                      request_queue_s: float = 0.0, burst_bytes: float = 0.0, workload: Any = None) -> dict[str, Any]:
+                      request_queue_s: float = 0.0, burst_bytes: float = 0.0,
+                      workload: ReplayedWorkload | None = None) -> dict[str, Any]:
     """The contention and reverse efficiencies that make the replay of the model's step graph
     (``workload``, a ``link_calibration.ReplayedWorkload``) meet TensorFlow's probe's rates, or the
     replay of the probe's own chain step (no workload, or a network-only probe, which is no twin
@@ -285,7 +289,7 @@ def replayed_link_fit(probe: dict[str, Any], latency_s: float, queue_s: float | 
 
 
 def _fitted_workload(request: ValidateRequest, graph: Any, latency_s: float, request_queue_s: float,
-                     burst_bytes: float, discipline: dict[str, Any]) -> Any:
+                     burst_bytes: float, discipline: dict[str, Any]) -> ReplayedWorkload | None:
     """What the link fit replays to meet the probe: the model's step graph, on the prediction's link
     and with its order and shared cores, but run as the probe ran (asynchronous, no slowed
     workers); None for the probe's own chain step (``--link-fit-workload chain``)."""
