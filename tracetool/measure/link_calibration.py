@@ -217,7 +217,10 @@ def calibrate_link_to_probe(probe: dict[str, Any], latency_s: float, replay_cont
     if per_count and many:
         # one efficiency cannot meet three workers that pipeline and four that collapse, or the reverse
         for n in many:
-            if rates(link_with(1.0, scale), [n])[n] < measured[n] * (1.0 - REVERSE_REFIT_SHORTFALL):
+            # (only where there is a reverse loss to relax: a replay short of the probe without any
+            # is as close as the link's line rate lets it come)
+            lossy = min(final.download_reverse_efficiency, final.upload_reverse_efficiency) < 1.0
+            if lossy and rates(link_with(1.0, scale), [n])[n] < measured[n] * (1.0 - REVERSE_REFIT_SHORTFALL):
                 count_scale = _bisect(lambda s, n=n: rates(link_with(1.0, s), [n])[n], 0.0, scale, measured[n],
                                       falling=True)
                 relaxed = link_with(1.0, count_scale)
