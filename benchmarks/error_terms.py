@@ -1,6 +1,6 @@
 """Where a validated row's error comes from: the replay, or the measurement of TensorFlow beside its probe.
 
-    python benchmarks/error_terms.py ROOT [--folder turns|settled|long-windows]
+    python benchmarks/error_terms.py ROOT [--folder turns|settled|long-windows|NEWER,settled] [--prediction now]
 
 validate fits the replay's link to its TensorFlow probe (the model's tensors with a sleep for
 the compute) until the replay of the probe's own workload meets the probe's rates, then replays
@@ -16,7 +16,9 @@ the model's step graph on that link. A row's error therefore splits into three f
 If the replay term is small and the measured term is spread on both sides of zero, the rows'
 errors are the measurement's, and more or longer runs, not a change of the model, shrink them.
 Prints every contended row of every ``ROOT/ENV/POINT/FOLDER/validation.json`` and the median,
-mean and largest |term| of each.
+mean and largest |term| of each. A list of folders takes, point by point, the first that holds a
+validation, and ``--prediction SUFFIX`` that validation's runs as predicted again into
+``FOLDER-SUFFIX/`` (``repredict_saved.py``), as ``turns_table.py`` takes them: the README's table.
 """
 
 from __future__ import annotations
@@ -24,7 +26,12 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+import sys
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from turns_table import first_validated, repredicted  # noqa: E402
 
 
 def row_terms(validation: dict) -> list[tuple[int, float, float, float, float]]:
@@ -51,9 +58,16 @@ def describe(name: str, values: list[float]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("root", type=Path)
-    parser.add_argument("--folder", default="turns", help="each point's validation folder (default turns)")
+    parser.add_argument("--folder", default="turns",
+                        help="each point's validation folder (default turns), or a list of them, newest first")
+    parser.add_argument("--prediction", help="take each validation as predicted again into FOLDER-PREDICTION/ "
+                                             "where that exists (benchmarks/repredict_saved.py --suffix)")
     args = parser.parse_args()
-    files = sorted(args.root.glob(f"*/*/{args.folder}/validation.json"))
+    folders = args.folder.split(",")
+    points = sorted({f.parent.parent for name in folders for f in args.root.glob(f"*/*/{name}/validation.json")})
+    chosen = [point / first_validated(point, folders) for point in points]
+    files = [(repredicted(folder, args.prediction) if args.prediction else folder) / "validation.json"
+             for folder in chosen]
     if not files:
         parser.error(f"no {args.root}/ENV/POINT/{args.folder}/validation.json: give the campaign's root and a "
                      "folder its points were validated into")

@@ -142,11 +142,16 @@ def profiled_afresh(validation_dir: Path) -> bool:
     return "--from-profile" not in measured.get("command_line", "")
 
 
-def by_workers_table(rows: list[dict[str, Any]], column: str) -> None:
-    """Median / max |error| per environment and worker count: the README's validation table."""
+def by_workers_table(rows: list[dict[str, Any]], column: str, by_model: bool = False) -> None:
+    """Median / max |error| per environment and worker count: the README's validation table;
+    with ``by_model``, per model too."""
     groups = {env: [r for r in rows if r["environment"] == env] for env in sorted({r["environment"] for r in rows})}
     groups["held out (no fit used)"] = [r for r in rows if held_out(r)]
     groups["all"] = rows
+    if by_model:
+        # each model's rows, in every environment: one model's worst case is not hidden in the pool's median
+        for model in sorted({r["point"].rsplit("-", 1)[0] for r in rows}):
+            groups[f"{model} (all environments)"] = [r for r in rows if r["point"].rsplit("-", 1)[0] == model]
     counts = sorted({r["workers"] for r in rows})
     print(f"| rows | points (profiled afresh) | median / max | "
           f"{' | '.join(f'{n} worker' + ('s' if n > 1 else '') for n in counts)} |")
@@ -180,6 +185,8 @@ def main() -> None:
                              "exists (benchmarks/repredict_saved.py --suffix); default: the bucket's re-prediction")
     parser.add_argument("--by-workers", action="store_true",
                         help="print only the summary per environment and worker count (the README's table)")
+    parser.add_argument("--by-model", action="store_true",
+                        help="with --by-workers, a row per model too (its points in every environment)")
     args = parser.parse_args()
     folders = args.folder.split(",")
     points = sorted({p.parent.parent for f in folders for p in args.root.glob(f"*/*/{f}/validation.json")})
@@ -191,7 +198,7 @@ def main() -> None:
                                               for f in ("turns", args.folder)}}
 
     if args.by_workers:
-        by_workers_table(rows, args.folder)
+        by_workers_table(rows, args.folder, args.by_model)
         return
 
     def cell(value: float | None) -> str:
