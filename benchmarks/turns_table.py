@@ -150,8 +150,11 @@ def by_workers_table(rows: list[dict[str, Any]], column: str, by_model: bool = F
     groups["all"] = rows
     if by_model:
         # each model's rows, in every environment: one model's worst case is not hidden in the pool's median
-        for model in sorted({r["point"].rsplit("-", 1)[0] for r in rows}):
-            groups[f"{model} (all environments)"] = [r for r in rows if r["point"].rsplit("-", 1)[0] == model]
+        def model_of(row: dict[str, Any]) -> str:
+            return row["point"].rsplit("-", 1)[0]  # points are named MODEL-BANDWIDTH
+
+        for model in sorted({model_of(r) for r in rows}):
+            groups[f"{model} (all environments)"] = [r for r in rows if model_of(r) == model]
     counts = sorted({r["workers"] for r in rows})
     print(f"| rows | points (profiled afresh) | median / max | "
           f"{' | '.join(f'{n} worker' + ('s' if n > 1 else '') for n in counts)} |")
