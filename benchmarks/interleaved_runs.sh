@@ -6,15 +6,18 @@
 #
 # writes ROOT/ENV/POINT/interleaved-wWORKERS/{tf,probe}-runK.json (each run's measured.json) and
 # summary.log. TRACETOOL names the command (default tracetool); each run takes /tmp/tfsim-tf.lock.
+# PROBE_MODEL (default the point's first tf-probe*/probe_model.py), DURATION and SETTLE (20 s and
+# the default settling) and OUT (the folder) override the defaults; validate's window is
+# DURATION=60 SETTLE=20.
 set -euo pipefail
 ROOT=${1:?usage: interleaved_runs.sh ROOT ENV POINT WORKERS K}; ENV=${2:?}; POINT=${3:?}; W=${4:?}; K=${5:?}
 TRACETOOL=${TRACETOOL:-tracetool}
 P=$ROOT/$ENV/$POINT
-PROBE_MODEL=$(ls "$P"/tf-probe*/probe_model.py | head -1)
+PROBE_MODEL=${PROBE_MODEL:-$(ls "$P"/tf-probe*/probe_model.py | head -1)}
 MODEL=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['model'])" "$P/measured/measured.json")
 LINK=(--workers "$W" --bandwidth "${POINT##*-}" --queue "${ENV##*-}" --tcp-congestion-control "${ENV%-*}"
-      --duration 20 --repeats 1)
-OUT=$P/interleaved-w$W
+      --duration "${DURATION:-20}" ${SETTLE:+--settle "$SETTLE"} --repeats 1)
+OUT=${OUT:-$P/interleaved-w$W}
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 mkdir -p "$OUT"

@@ -3,7 +3,8 @@
 Each task runs in its own process group so that stopping it also stops anything it spawned.
 ``TaskGroup`` is a context manager: leaving it by success, error or Ctrl-C terminates every
 process it started. SIGTERM is turned into KeyboardInterrupt while a group is open so a killed
-run still unwinds through the cleanup code.
+run still unwinds through the cleanup code. TensorFlow tasks are forked from a process that has
+imported TensorFlow already (``tracetool.cluster.preloaded``), where that can run.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from threading import Thread
 from types import FrameType
 from typing import IO
 
+from tracetool.cluster import preloaded
 from tracetool.cluster.parent_death import child_environment
 from tracetool.errors import ToolError
 
@@ -29,7 +31,7 @@ from tracetool.errors import ToolError
 @dataclass
 class TaskProcess:
     name: str
-    popen: subprocess.Popen[str]
+    popen: subprocess.Popen[str] | preloaded.ForkedTask
     stderr_tail: deque[str] = field(default_factory=lambda: deque(maxlen=40))
 
     def last_error_line(self) -> str:
@@ -82,7 +84,7 @@ class TaskGroup:
         full_env["PYTHONPATH"] = root + (os.pathsep + full_env["PYTHONPATH"] if full_env.get("PYTHONPATH") else "")
         if env:
             full_env.update(env)
-        popen = subprocess.Popen(
+        popen = _forked(argv, full_env) or subprocess.Popen(
             argv,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -129,6 +131,17 @@ class TaskGroup:
                 task.popen.wait()
             # the whole group, in case the task left children behind
             _signal_group(task.popen.pid, signal.SIGKILL)
+
+
+def _forked(argv: list[str], env: dict[str, str]) -> preloaded.ForkedTask | None:
+    """A task module forked from the preloader (TensorFlow already imported), where it runs."""
+    launch = preloaded.task_module_argv(argv)
+    if launch is None or (preloader := preloaded.preloader()) is None:
+        return None
+    try:
+        return preloader.spawn(argv, *launch, env=env)
+    except OSError:
+        return None
 
 
 def _signal_group(pid: int, sig: int) -> None:

@@ -21,6 +21,9 @@ _SKIPPED_OPS = {"_SOURCE", "_SINK"}
 
 
 def _load_message(path: Path) -> object:
+    data = path.read_bytes()
+    if not data:  # said before TensorFlow's import, which costs seconds
+        raise ToolError(f"{path} is empty; give a RunMetadata written by 'tracetool profile'")
     try:
         import_tensorflow_quietly()
     except ImportError:
@@ -30,9 +33,6 @@ def _load_message(path: Path) -> object:
     from google.protobuf import message, text_format
     from tensorflow.core.protobuf import config_pb2
 
-    data = path.read_bytes()
-    if not data:
-        raise ToolError(f"{path} is empty; give a RunMetadata written by 'tracetool profile'")
     metadata = config_pb2.RunMetadata()
     if path.suffix == ".pbtxt":
         try:
