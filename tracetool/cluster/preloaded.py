@@ -127,12 +127,15 @@ class Preloader:
         theirs.close()
         self.socket = ours
         self.lock = threading.Lock()
-        ours.settimeout(_READY_TIMEOUT_S)
-        reply = json.loads(ours.recv(_MAX_MESSAGE) or b"{}")
-        ours.settimeout(None)
-        if not reply.get("ready"):
+        try:
+            ours.settimeout(_READY_TIMEOUT_S)
+            reply = json.loads(ours.recv(_MAX_MESSAGE) or b"{}")
+            ours.settimeout(None)
+            if not reply.get("ready"):
+                raise OSError("the preloader did not start")
+        except BaseException:  # a timeout, a dead preloader or Ctrl-C: none is left running
             self.close()
-            raise OSError("the preloader did not start")
+            raise
 
     def spawn(self, argv: list[str], namespace: str | None, module: str, args: list[str],
               env: dict[str, str]) -> ForkedTask:
