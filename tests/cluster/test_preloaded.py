@@ -89,7 +89,7 @@ def test_a_killed_tool_takes_its_forked_tasks_and_preloader_with_it(tmp_path: Pa
         task = group.start("the PS task", netns.command_in_namespace({name!r}, python_module_argv(
             "tracetool.tf_task", "--spec", {str(spec)!r}, "--job", "ps")))
         task.popen.stdout.readline()  # the server has started
-        print(task.popen.pid, preloaded.preloader().process.pid, flush=True)
+        print(task.popen.pid, preloaded.preloader({{}}).process.pid, flush=True)
         time.sleep(120)
     """)
     tool = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True, cwd=REPO_ROOT)

@@ -40,10 +40,9 @@ import sys
 import threading
 import time
 import traceback
-from pathlib import Path
 from typing import IO
 
-from tracetool.cluster.parent_death import child_environment, die_with_parent
+from tracetool.cluster.parent_death import die_with_parent
 
 PRELOAD_ENV = "TFSIM_PRELOAD"
 # modules a forked task may run, and what the preloader imports for them
@@ -113,12 +112,9 @@ def task_module_argv(argv: list[str]) -> tuple[str | None, str, list[str]] | Non
 class Preloader:
     """The tool's side of the preloader: starts it once, asks it for tasks."""
 
-    def __init__(self) -> None:
+    def __init__(self, env: dict[str, str]) -> None:
+        """``env`` is a task's (``TaskGroup.start``'s): the preloader imports what its tasks would."""
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        root = str(Path(__file__).resolve().parents[2])  # tracetool/cluster/preloaded.py -> the checkout
-        env = child_environment()
-        env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-        env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
         self.process = subprocess.Popen(
             [sys.executable, "-m", "tracetool.cluster.preloaded", str(theirs.fileno()), *PRELOADS],
             pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
@@ -173,8 +169,9 @@ _disabled = False
 _start_lock = threading.Lock()
 
 
-def preloader() -> Preloader | None:
-    """This process's preloader, started on first use; None where it is off or cannot run."""
+def preloader(env: dict[str, str]) -> Preloader | None:
+    """This process's preloader, started on first use with a task's ``env``; None where it is off
+    or cannot run."""
     global _preloader, _disabled
     with _start_lock:
         if _preloader is not None and _preloader.process.poll() is not None:
@@ -188,7 +185,7 @@ def preloader() -> Preloader | None:
                 _disabled = True
                 return None
             try:
-                _preloader = Preloader()
+                _preloader = Preloader(env)
             except (OSError, ValueError):
                 _disabled = True
                 return None
@@ -305,7 +302,6 @@ def _show_command_line(module: str, args: list[str]) -> None:
 def main(argv: list[str]) -> int:
     die_with_parent()
     control = socket.socket(fileno=int(argv[0]))
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     for module in argv[1:]:
         try:
             __import__(module)

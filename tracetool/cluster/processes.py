@@ -136,7 +136,7 @@ class TaskGroup:
 def _forked(argv: list[str], env: dict[str, str]) -> preloaded.ForkedTask | None:
     """A task module forked from the preloader (TensorFlow already imported), where it runs."""
     launch = preloaded.task_module_argv(argv)
-    if launch is None or (preloader := preloaded.preloader()) is None:
+    if launch is None or (preloader := preloaded.preloader(env)) is None:
         return None
     try:
         return preloader.spawn(argv, *launch, env=env)
