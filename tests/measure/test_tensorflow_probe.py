@@ -6,8 +6,14 @@ from pathlib import Path
 
 import pytest
 
+from tracetool.measure.probe_graph_schedule import GraphSchedule
 from tracetool.measure.probe_schedule import ProbeSchedule
-from tracetool.measure.tensorflow_probe import link_probe_of_measurement, probe_model_source, twin_probe_model_source
+from tracetool.measure.tensorflow_probe import (
+    graph_twin_probe_model_source,
+    link_probe_of_measurement,
+    probe_model_source,
+    twin_probe_model_source,
+)
 from tracetool.measure.transports import TENSORFLOW_TRANSPORT
 
 TENSOR_BYTES = [4, 1026, 40_000]  # one scalar, one size that is not whole float32s, one larger tensor
@@ -18,11 +24,18 @@ TWIN = ProbeSchedule(tensor_bytes=tuple(TENSOR_BYTES), gate_stage=(0, 1, 1), rel
                      stage_compute_s=(0.001, 0.002), before_s=0.0005)
 
 
-def _training_graph(tmp_path: Path, compute_s: float = 0.001, twin: bool = False):
+# groups 0 (reads tensor 0) and 1 (reads tensor 1) wait for nothing else; group 2 reads tensor 2
+# after group 1; tensor 0's gradient leaves after group 0, tensor 2's after group 2, tensor 1's last
+GRAPH_TWIN = GraphSchedule(tensor_bytes=tuple(TENSOR_BYTES), gates=((0,), (1,), (2,)), group_inputs=((), (), (1,)),
+                           group_compute_s=(0.001, 0.002, 0.001), release_group=(0, -1, 2))
+
+
+def _training_graph(tmp_path: Path, compute_s: float = 0.001, twin: bool | str = False):
     from tracetool.collect.training_graph import build_training_graph
 
     model_file = tmp_path / "probe_model.py"
-    model_file.write_text(twin_probe_model_source("mlp", TWIN, compute_s) if twin
+    model_file.write_text(graph_twin_probe_model_source("mlp", GRAPH_TWIN, compute_s) if twin == "graph"
+                          else twin_probe_model_source("mlp", TWIN, compute_s) if twin
                           else probe_model_source("mlp", TENSOR_BYTES, compute_s))
     return build_training_graph(str(model_file), batch_size=1, optimizer="sgd",
                                 cluster={"ps": ["localhost:2222"], "worker": ["localhost:2223"]}, worker_task=0)
@@ -84,6 +97,15 @@ def test_the_twin_waits_stage_by_stage(tmp_path: Path):
     assert waits["tensor_1"] == ({"tensor_0", "tensor_1", "tensor_2"}, 3)
     # after stage 0 only: tensor 1 is read by stage 1, which it does not wait for
     assert waits["tensor_2"] == ({"tensor_0", "tensor_2"}, 2)
+
+
+def test_the_graph_twin_waits_only_for_its_groups_inputs(tmp_path: Path):
+    """The graph-shaped twin: a gradient waits for the groups before it in the graph, not for
+    groups beside it, so TensorFlow may run a group while another's tensor is still arriving."""
+    waits = _gradient_waits(_training_graph(tmp_path, twin="graph"))
+    assert waits["tensor_0"] == ({"tensor_0"}, 1)  # group 0 alone
+    assert waits["tensor_2"] == ({"tensor_1", "tensor_2"}, 2)  # groups 1 and 2
+    assert waits["tensor_1"] == ({"tensor_0", "tensor_1", "tensor_2"}, 3)  # every group
 
 
 def test_the_measurement_becomes_a_link_probe_of_every_run():

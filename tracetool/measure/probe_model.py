@@ -71,6 +71,31 @@ def build_twin_probe_loss(tensor_bytes: Sequence[int], gate_stage: Sequence[int]
     return tf.add_n([_gradient_term(read, done[after]) for read, after in zip(reads, release_after, strict=True)])
 
 
+def build_graph_twin_probe_loss(tensor_bytes: Sequence[int], gates: Sequence[Sequence[int]],
+                                group_inputs: Sequence[Sequence[int]], group_compute_s: Sequence[float],
+                                release_group: Sequence[int]) -> tf.Tensor:
+    """The loss of the model's twin in the step graph's shape
+    (``tracetool.measure.probe_graph_schedule.GraphSchedule``): group ``g`` computes
+    ``group_compute_s[g]`` once the groups ``group_inputs[g]`` are done and the tensors gated on
+    it have arrived, so that TensorFlow's executor runs the groups in any order their inputs
+    allow, as it runs the model's ops; tensor ``i``'s gradient leaves once group
+    ``release_group[i]`` is done (-1: every group)."""
+    reads = _parameter_reads(tensor_bytes)
+    gated: list[list[tf.Tensor]] = [[] for _ in group_compute_s]
+    for read, groups in zip(reads, gates, strict=True):
+        for g in groups:
+            gated[g].append(read[0])
+    done: list[tf.Tensor] = []
+    for g, compute_s in enumerate(group_compute_s):
+        inputs = [done[i] for i in group_inputs[g]] + ([tf.add_n(gated[g])] if gated[g] else [])
+        done.append(tf.reshape(tf.numpy_function(_wait(compute_s), inputs, tf.float32, stateful=True), []))
+    every_group = tf.add_n(done)
+    terms = [_gradient_term(read, done[g] if g >= 0 else every_group) for read, g in zip(reads, release_group,
+                                                                                         strict=True)]
+    # groups no gradient waits for still run every step, as the model's ops do
+    return tf.add_n(terms) + 0.0 * tf.stop_gradient(every_group)
+
+
 def build_probe_loss(tensor_bytes: Sequence[int], compute_s: float) -> tf.Tensor:
     """The probe's loss; the collector's training graph adds the optimizer that applies its gradients."""
     reads = _parameter_reads(tensor_bytes)

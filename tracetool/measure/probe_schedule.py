@@ -107,25 +107,31 @@ def _first_compute_use(node_id: int, consumers: dict[int, list[int]], nodes: lis
     return min(starts) if starts else None
 
 
-def _release_times(graph: Any, downloads: list[int]) -> list[float]:
-    """When each download tensor's gradient leaves: the profile's uploads, matched to tensors of
-    the same size in the order they started (any tensor of a size is the same to the link). A
-    tensor no upload matches (a resource handle, a sparse update's other shape) leaves with the
-    last gradient."""
-    uploads = sorted((graph.nodes[i].start_offset_us, graph.nodes[i].bytes)
-                     for i in graph.node_ids_of_kind("upload"))
+def release_order(graph: Any, downloads: list[int]) -> list[int | None]:
+    """The upload that carries each download tensor's gradient: the profile's uploads, matched to
+    tensors of the same size in the order they started (any tensor of a size is the same to the
+    link); None for a tensor no upload matches (a resource handle, a sparse update's other shape)."""
+    uploads = sorted((graph.nodes[i].start_offset_us, i) for i in graph.node_ids_of_kind("upload"))
     if not uploads:
         raise ToolError("the step graph has no uploads, so the probe has no gradients to send; "
                         "profile the model with its PS (tracetool profile) and build the graph again")
     waiting: dict[int, list[int]] = defaultdict(list)
     for position, node_id in enumerate(downloads):
         waiting[graph.nodes[node_id].bytes].append(position)
-    times: list[float | None] = [None] * len(downloads)
-    for start_us, size in uploads:
+    matched: list[int | None] = [None] * len(downloads)
+    for _, upload in uploads:
+        size = graph.nodes[upload].bytes
         if waiting.get(size):
-            times[waiting[size].pop(0)] = start_us
-    last = max(start for start, _ in uploads)
-    return [last if t is None else t for t in times]
+            matched[waiting[size].pop(0)] = upload
+    return matched
+
+
+def _release_times(graph: Any, downloads: list[int]) -> list[float]:
+    """When each download tensor's gradient leaves (``release_order``); a tensor no upload
+    matches leaves with the last gradient."""
+    matched = release_order(graph, downloads)
+    last = max(graph.nodes[i].start_offset_us for i in graph.node_ids_of_kind("upload"))
+    return [last if u is None else graph.nodes[u].start_offset_us for u in matched]
 
 
 def _stage_moments(events: list[float]) -> list[float]:

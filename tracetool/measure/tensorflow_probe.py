@@ -25,6 +25,7 @@ from typing import Any
 
 from tracetool.atomic_files import write_text_atomically
 from tracetool.measure.measurement import MeasureRequest, load_measured, run_measure
+from tracetool.measure.probe_graph_schedule import GraphSchedule
 from tracetool.measure.probe_schedule import ProbeSchedule, probe_schedule
 from tracetool.measure.transports import TENSORFLOW_TRANSPORT
 
@@ -67,6 +68,29 @@ def twin_probe_model_source(model: str, schedule: ProbeSchedule, compute_s: floa
             f"COMPUTE_S = {compute_s!r}\n\n\n"
             "def build(batch_size: int):\n"
             "    return build_twin_probe_loss(TENSOR_BYTES, GATE_STAGE, RELEASE_AFTER, STAGE_COMPUTE_S, BEFORE_S)\n")
+
+
+def graph_twin_probe_model_source(model: str, schedule: GraphSchedule, compute_s: float,
+                                  writer: str = "tracetool validate") -> str:
+    """A model file ``tracetool measure --model`` runs: ``model``'s tensors and its compute in the
+    step graph's shape (``probe_graph_schedule``), nothing else."""
+    return (f'"""TensorFlow link probe of the step of {model}: {len(schedule.tensor_bytes)} tensors, '
+            f'{sum(schedule.tensor_bytes):,} B each way,\n'
+            f'{schedule.compute_s * 1e3:.1f} ms of compute in {len(schedule.group_compute_s)} groups of the model\'s '
+            f'ops, in its graph\'s shape. Written by {writer};\n'
+            'run it again with ``tracetool measure --model THIS_FILE ...``."""\n\n'
+            "from tracetool.measure.probe_model import build_graph_twin_probe_loss\n\n"
+            f"TENSOR_BYTES = [\n{_rows(list(schedule.tensor_bytes))}]\n"
+            "# per tensor: the groups that wait for it; per group: the groups it waits for, and its compute\n"
+            f"GATES = [\n{_rows([list(g) for g in schedule.gates], per_row=8)}]\n"
+            f"GROUP_INPUTS = [\n{_rows([list(g) for g in schedule.group_inputs], per_row=8)}]\n"
+            f"GROUP_COMPUTE_S = [\n{_rows([round(c, 6) for c in schedule.group_compute_s], per_row=6)}]\n"
+            "# per tensor: the group after which its gradient leaves (-1: after every group)\n"
+            f"RELEASE_GROUP = [\n{_rows(list(schedule.release_group))}]\n"
+            f"COMPUTE_S = {compute_s!r}\n\n\n"
+            "def build(batch_size: int):\n"
+            "    return build_graph_twin_probe_loss(TENSOR_BYTES, GATES, GROUP_INPUTS, GROUP_COMPUTE_S,\n"
+            "                                       RELEASE_GROUP)\n")
 
 
 def _rows(values: list[Any], per_row: int = 10) -> str:

@@ -1,0 +1,77 @@
+"""The graph-shaped twin's schedule: groups of the worker's compute ops that wait only for their
+own inputs, read from a step graph."""
+
+from __future__ import annotations
+
+import pytest
+
+from replay.synthetic import GraphBuilder
+from tests.conftest import TRACES_DIR
+from tests.measure.test_probe_schedule import _two_layer_step
+from tracetool.errors import ToolError
+from tracetool.graph.stepgraph import COMPUTE, DOWNLOAD, STEP_END, STEP_START, UPLOAD, load_stepgraph
+from tracetool.measure.probe_graph_schedule import graph_schedule
+from tracetool.measure.probe_schedule import probe_schedule, release_order
+from tracetool.measure.tensorflow_probe import graph_twin_probe_model_source
+
+
+def test_each_group_waits_for_its_own_inputs_only():
+    """The input op needs no tensor, so it runs from the step's start; f1 waits for w1 and the
+    input, f2 for w2 and f1; b2 joins f2's group (its only successor, reading nothing else); b1
+    starts a group after b2, which sends a gradient and so must end a group."""
+    schedule = graph_schedule(_two_layer_step())
+    assert schedule.tensor_bytes == (1000, 4000)
+    # groups: input, f1, f2+b2, b1 (in the profiled order)
+    assert schedule.group_inputs == ((), (0,), (1,), (2,))
+    assert schedule.gates == ((1,), (2,))
+    assert schedule.group_compute_s == pytest.approx((0.0004, 0.001, 0.003, 0.0017))
+    # w1's gradient (g1) after b1's group, w2's (g2) after b2's
+    assert schedule.release_group == (3, 2)
+
+
+def test_the_groups_compute_what_the_chain_computes():
+    """Both twins take the worker's busy time from the same ops, so they compute alike, scaled
+    alike by the replay's calibration; only their shape differs."""
+    for model in ("inception", "resnet", "vgg", "alexnet"):
+        graph = load_stepgraph(TRACES_DIR / model / "graph.json")
+        for scale in (1.0, 0.625):
+            assert graph_schedule(graph, scale).compute_s == pytest.approx(probe_schedule(graph, scale).compute_s)
+
+
+def test_groups_follow_their_inputs_and_every_read_tensor_gates_a_group():
+    graph = load_stepgraph(TRACES_DIR / "inception" / "graph.json")
+    schedule = graph_schedule(graph)
+    assert all(all(i < g for i in inputs) for g, inputs in enumerate(schedule.group_inputs))
+    assert all(gates for gates in schedule.gates)  # every inception variable is read by some op
+    groups = len(schedule.group_compute_s)
+    assert all(-1 <= g < groups for g in schedule.release_group)
+    # the 40 tensors an upload of their size matches (of inception's 41 uploads) leave after their
+    # own op's group; the 19 others after every group
+    matched = release_order(graph, graph.node_ids_of_kind("download"))
+    assert [g >= 0 for g in schedule.release_group] == [u is not None for u in matched]
+    assert sum(u is not None for u in matched) == 40
+
+
+def test_a_cycle_is_refused_in_one_line():
+    b = GraphBuilder()
+    start = b.add(STEP_START, "step_start")
+    w = b.add(DOWNLOAD, "w", bytes_=100, after=(start,))
+    first = b.add(COMPUTE, "a", 100.0, after=(w,))
+    second = b.add(COMPUTE, "b", 100.0, after=(first,))
+    g = b.add(UPLOAD, "g", bytes_=100, after=(second,))
+    b.add(STEP_END, "step_end", after=(g,))
+    graph = b.build()
+    graph.edges.append(type(graph.edges[0])(src=second, dst=first))
+    with pytest.raises(ToolError, match="in a cycle"):
+        graph_schedule(graph)
+
+
+def test_the_graph_twin_model_file_names_its_shape():
+    schedule = graph_schedule(_two_layer_step())
+    source = graph_twin_probe_model_source("inception", schedule, 0.0125)
+    assert "2 tensors, 5,000 B each way" in source and "in 4 groups of the model's ops" in source
+    namespace: dict = {}
+    exec(compile(source.replace("from tracetool.measure.probe_model import build_graph_twin_probe_loss", ""),
+                 "probe_model.py", "exec"), namespace)
+    assert namespace["GATES"] == [[1], [2]] and namespace["RELEASE_GROUP"] == [3, 2]
+    assert namespace["GROUP_INPUTS"] == [[], [0], [1], [2]]

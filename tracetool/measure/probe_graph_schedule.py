@@ -1,0 +1,142 @@
+"""The probe's compute as the step graph's own dependencies: groups of ops, not a chain of stages.
+
+Why: the chain of ``probe_schedule`` runs each stage after the one before, so none of its compute
+runs while a tensor it does not need is still arriving. TensorFlow's executor runs whatever op is
+ready. With little compute against the transfers the difference is small; with much it is most of
+the step. inception at 25mbit behind 100 ms, profiled on a CPU where its step computes 155 ms
+against about 200 ms of transfer each way: the model ran one worker at 2.28 steps/s, the chain
+twin at 1.96 and, at two workers, 3.00 against the model's 3.69; the fit charged the gap to the
+link and under-predicted two workers by 18.9% (docs/network-probe.md, "Profiled on today's
+slower CPU, the twin is no twin").
+
+So this twin keeps the worker's compute graph: every compute op of the step graph belongs to one
+group, a group waits for the groups its ops read from and for the downloads its ops read, and
+computes its ops' busy time (durations and scheduling gaps, times the replay's calibration
+scale). Groups are the graph's chains contracted: an op joins its predecessor when it is that
+op's only successor, it reads from nothing else, it reads no download, and the predecessor sends
+no gradient (a gradient must leave when its op is done, not after the ops that follow). Each
+gradient leaves once the group whose op produced it is done (uploads matched to the download
+tensors by size, in the order they left, as ``probe_schedule`` does).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Any
+
+from tracetool.errors import ToolError
+from tracetool.measure.probe_schedule import release_order
+
+
+@dataclass(frozen=True)
+class GraphSchedule:
+    """The probe's step: tensor ``i`` of ``tensor_bytes`` is downloaded; group ``g`` computes
+    ``group_compute_s[g]`` once the groups in ``group_inputs[g]`` (all of lower index) are done
+    and the tensors whose ``gates`` list holds ``g`` have arrived; tensor ``i``'s gradient leaves
+    once group ``release_group[i]`` is done (-1: once every group is)."""
+
+    tensor_bytes: tuple[int, ...]
+    gates: tuple[tuple[int, ...], ...]
+    group_inputs: tuple[tuple[int, ...], ...]
+    group_compute_s: tuple[float, ...]
+    release_group: tuple[int, ...]
+
+    @property
+    def compute_s(self) -> float:
+        return sum(self.group_compute_s)
+
+
+def graph_schedule(graph: Any, compute_scale: float = 1.0) -> GraphSchedule:
+    """The graph-shaped schedule of ``graph`` (a StepGraph), its op times scaled by ``compute_scale``
+    (the replay's calibration: the twin computes what the model computes untraced)."""
+    if not compute_scale >= 0.0:
+        raise ValueError(f"compute_scale must be at least 0, got {compute_scale}")
+    nodes = graph.nodes
+    downloads = graph.node_ids_of_kind("download")
+    if not downloads:
+        raise ToolError("the step graph has no downloads, so the probe has no tensors to move; "
+                        "profile the model with its PS (tracetool profile) and build the graph again")
+    computes = [n.id for n in nodes if n.kind == "compute"]
+    is_compute = set(computes)
+    compute_preds: dict[int, set[int]] = defaultdict(set)
+    compute_succs: dict[int, set[int]] = defaultdict(set)
+    download_readers: dict[int, set[int]] = defaultdict(set)
+    senders: dict[int, int] = {}  # upload node -> the compute op that produced it
+    for edge in graph.edges:
+        src_kind, dst_kind = nodes[edge.src].kind, nodes[edge.dst].kind
+        if edge.src in is_compute and edge.dst in is_compute:
+            compute_preds[edge.dst].add(edge.src)
+            compute_succs[edge.src].add(edge.dst)
+        elif src_kind == "download" and edge.dst in is_compute:
+            download_readers[edge.src].add(edge.dst)
+        elif edge.src in is_compute and dst_kind == "upload":
+            senders[edge.dst] = edge.src
+    reads_download = {op for readers in download_readers.values() for op in readers}
+    sends = set(senders.values())
+
+    order = _topological(computes, compute_preds, lambda op: nodes[op].start_offset_us)
+    group_of: dict[int, int] = {}
+    members: list[list[int]] = []
+    for op in order:
+        preds = compute_preds[op]
+        if len(preds) == 1:
+            (pred,) = preds
+            if len(compute_succs[pred]) == 1 and op not in reads_download and pred not in sends \
+                    and members[group_of[pred]][-1] == pred:
+                group_of[op] = group_of[pred]
+                members[group_of[op]].append(op)
+                continue
+        group_of[op] = len(members)
+        members.append([op])
+
+    busy_us = _busy_shares(nodes, order)
+    group_inputs = tuple(tuple(sorted({group_of[p] for op in ops for p in compute_preds[op]} - {g}))
+                         for g, ops in enumerate(members))
+    releases = release_order(graph, downloads)
+    return GraphSchedule(
+        tensor_bytes=tuple(nodes[i].bytes for i in downloads),
+        gates=tuple(tuple(sorted({group_of[op] for op in download_readers[i]})) for i in downloads),
+        group_inputs=group_inputs,
+        group_compute_s=tuple(compute_scale * sum(busy_us[op] for op in ops) / 1e6 for ops in members),
+        release_group=tuple(group_of[senders[u]] if u is not None and u in senders else -1 for u in releases),
+    )
+
+
+def _busy_shares(nodes: list[Any], ops: list[int]) -> dict[int, float]:
+    """Each op's share of the worker's busy time (``probe_schedule``'s: its duration from its
+    scheduling gap on), the time no op before it in the profiled step already covers, so that
+    the groups together compute what the chain's stages do."""
+    spans = sorted((nodes[op].start_offset_us - nodes[op].gap_us,
+                    nodes[op].start_offset_us + nodes[op].duration.mean_us, op) for op in ops)
+    shares: dict[int, float] = {}
+    covered = float("-inf")
+    for start, end, op in spans:
+        shares[op] = max(0.0, end - max(start, covered))
+        covered = max(covered, end)
+    return shares
+
+
+def _topological(ops: list[int], preds: dict[int, set[int]], when: Any) -> list[int]:
+    """``ops`` in an order where every op follows its predecessors, ties by profiled start."""
+    import heapq
+
+    waiting = {op: len(preds[op]) for op in ops}
+    succs: dict[int, list[int]] = defaultdict(list)
+    for op in ops:
+        for p in preds[op]:
+            succs[p].append(op)
+    ready = [(when(op), op) for op in ops if waiting[op] == 0]
+    heapq.heapify(ready)
+    out: list[int] = []
+    while ready:
+        _, op = heapq.heappop(ready)
+        out.append(op)
+        for s in succs[op]:
+            waiting[s] -= 1
+            if waiting[s] == 0:
+                heapq.heappush(ready, (when(s), s))
+    if len(out) != len(ops):
+        raise ToolError("the step graph's compute ops depend on each other in a cycle, so they have no order "
+                        "to run in; build the graph again from the profile (tracetool graph)")
+    return out
