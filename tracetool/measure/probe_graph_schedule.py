@@ -17,6 +17,10 @@ op's only successor, it reads from nothing else, it reads no download, and the p
 no gradient (a gradient must leave when its op is done, not after the ops that follow). Each
 gradient leaves once the group whose op produced it is done (uploads matched to the download
 tensors by size, in the order they left, as ``probe_schedule`` does).
+
+Measured at that point from the same graph: one worker 2.19 steps/s (the chain 1.96, the model
+2.28), two workers 3.24 (the chain 3.00, the model's runs 3.35 to 4.48). Closer, not yet a twin
+at two workers, so validate still runs the chain.
 """
 
 from __future__ import annotations
