@@ -5,11 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from replay.synthetic import GraphBuilder
 from tests.conftest import TRACES_DIR
 from tests.measure.test_probe_schedule import _two_layer_step
-from tracetool.errors import ToolError
-from tracetool.graph.stepgraph import COMPUTE, DOWNLOAD, STEP_END, STEP_START, UPLOAD, load_stepgraph
+from tracetool.graph.stepgraph import load_stepgraph
 from tracetool.measure.probe_graph_schedule import graph_schedule
 from tracetool.measure.probe_schedule import probe_schedule, release_order
 from tracetool.measure.tensorflow_probe import graph_twin_probe_model_source
@@ -50,20 +48,6 @@ def test_groups_follow_their_inputs_and_every_read_tensor_gates_a_group():
     matched = release_order(graph, graph.node_ids_of_kind("download"))
     assert [g >= 0 for g in schedule.release_group] == [u is not None for u in matched]
     assert sum(u is not None for u in matched) == 40
-
-
-def test_a_cycle_is_refused_in_one_line():
-    b = GraphBuilder()
-    start = b.add(STEP_START, "step_start")
-    w = b.add(DOWNLOAD, "w", bytes_=100, after=(start,))
-    first = b.add(COMPUTE, "a", 100.0, after=(w,))
-    second = b.add(COMPUTE, "b", 100.0, after=(first,))
-    g = b.add(UPLOAD, "g", bytes_=100, after=(second,))
-    b.add(STEP_END, "step_end", after=(g,))
-    graph = b.build()
-    graph.edges.append(type(graph.edges[0])(src=second, dst=first))
-    with pytest.raises(ToolError, match="in a cycle"):
-        graph_schedule(graph)
 
 
 def test_the_graph_twin_model_file_names_its_shape():

@@ -29,8 +29,9 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
-from tracetool.errors import ToolError
-from tracetool.measure.probe_schedule import release_order
+import networkx as nx
+
+from tracetool.measure.probe_schedule import probe_tensors, release_order
 
 
 @dataclass(frozen=True)
@@ -57,52 +58,43 @@ def graph_schedule(graph: Any, compute_scale: float = 1.0) -> GraphSchedule:
     if not compute_scale >= 0.0:
         raise ValueError(f"compute_scale must be at least 0, got {compute_scale}")
     nodes = graph.nodes
-    downloads = graph.node_ids_of_kind("download")
-    if not downloads:
-        raise ToolError("the step graph has no downloads, so the probe has no tensors to move; "
-                        "profile the model with its PS (tracetool profile) and build the graph again")
+    downloads = probe_tensors(graph)
     computes = [n.id for n in nodes if n.kind == "compute"]
-    is_compute = set(computes)
-    compute_preds: dict[int, set[int]] = defaultdict(set)
-    compute_succs: dict[int, set[int]] = defaultdict(set)
+    # the worker's compute ops among themselves (a step graph is acyclic: check_invariants)
+    ops = graph.to_networkx().subgraph(computes)
     download_readers: dict[int, set[int]] = defaultdict(set)
     senders: dict[int, int] = {}  # upload node -> the compute op that produced it
     for edge in graph.edges:
-        src_kind, dst_kind = nodes[edge.src].kind, nodes[edge.dst].kind
-        if edge.src in is_compute and edge.dst in is_compute:
-            compute_preds[edge.dst].add(edge.src)
-            compute_succs[edge.src].add(edge.dst)
-        elif src_kind == "download" and edge.dst in is_compute:
+        if nodes[edge.src].kind == "download" and edge.dst in ops:
             download_readers[edge.src].add(edge.dst)
-        elif edge.src in is_compute and dst_kind == "upload":
+        elif edge.src in ops and nodes[edge.dst].kind == "upload":
             senders[edge.dst] = edge.src
     reads_download = {op for readers in download_readers.values() for op in readers}
     sends = set(senders.values())
 
-    order = _topological(computes, compute_preds, lambda op: nodes[op].start_offset_us)
+    order = list(nx.lexicographical_topological_sort(ops, key=lambda op: (nodes[op].start_offset_us, op)))
     group_of: dict[int, int] = {}
     members: list[list[int]] = []
     for op in order:
-        preds = compute_preds[op]
-        if len(preds) == 1:
-            (pred,) = preds
-            if len(compute_succs[pred]) == 1 and op not in reads_download and pred not in sends \
-                    and members[group_of[pred]][-1] == pred:
-                group_of[op] = group_of[pred]
-                members[group_of[op]].append(op)
-                continue
+        preds = list(ops.predecessors(op))
+        # a chain's next op joins its group; once its op has more successors, the group ends
+        if len(preds) == 1 and ops.out_degree(preds[0]) == 1 and op not in reads_download \
+                and preds[0] not in sends:
+            group_of[op] = group_of[preds[0]]
+            members[group_of[op]].append(op)
+            continue
         group_of[op] = len(members)
         members.append([op])
 
     busy_us = _busy_shares(nodes, order)
-    group_inputs = tuple(tuple(sorted({group_of[p] for op in ops for p in compute_preds[op]} - {g}))
-                         for g, ops in enumerate(members))
+    group_inputs = tuple(tuple(sorted({group_of[p] for op in group for p in ops.predecessors(op)} - {g}))
+                         for g, group in enumerate(members))
     releases = release_order(graph, downloads)
     return GraphSchedule(
         tensor_bytes=tuple(nodes[i].bytes for i in downloads),
         gates=tuple(tuple(sorted({group_of[op] for op in download_readers[i]})) for i in downloads),
         group_inputs=group_inputs,
-        group_compute_s=tuple(compute_scale * sum(busy_us[op] for op in ops) / 1e6 for ops in members),
+        group_compute_s=tuple(compute_scale * sum(busy_us[op] for op in group) / 1e6 for group in members),
         release_group=tuple(group_of[senders[u]] if u is not None and u in senders else -1 for u in releases),
     )
 
@@ -119,28 +111,3 @@ def _busy_shares(nodes: list[Any], ops: list[int]) -> dict[int, float]:
         shares[op] = max(0.0, end - max(start, covered))
         covered = max(covered, end)
     return shares
-
-
-def _topological(ops: list[int], preds: dict[int, set[int]], when: Any) -> list[int]:
-    """``ops`` in an order where every op follows its predecessors, ties by profiled start."""
-    import heapq
-
-    waiting = {op: len(preds[op]) for op in ops}
-    succs: dict[int, list[int]] = defaultdict(list)
-    for op in ops:
-        for p in preds[op]:
-            succs[p].append(op)
-    ready = [(when(op), op) for op in ops if waiting[op] == 0]
-    heapq.heapify(ready)
-    out: list[int] = []
-    while ready:
-        _, op = heapq.heappop(ready)
-        out.append(op)
-        for s in succs[op]:
-            waiting[s] -= 1
-            if waiting[s] == 0:
-                heapq.heappush(ready, (when(s), s))
-    if len(out) != len(ops):
-        raise ToolError("the step graph's compute ops depend on each other in a cycle, so they have no order "
-                        "to run in; build the graph again from the profile (tracetool graph)")
-    return out

@@ -75,10 +75,7 @@ def probe_schedule(graph: Any, compute_scale: float = 1.0) -> ProbeSchedule:
     consumers: dict[int, list[int]] = defaultdict(list)
     for edge in graph.edges:
         consumers[edge.src].append(edge.dst)
-    downloads = graph.node_ids_of_kind("download")
-    if not downloads:
-        raise ToolError("the step graph has no downloads, so the probe has no tensors to move; "
-                        "profile the model with its PS (tracetool profile) and build the graph again")
+    downloads = probe_tensors(graph)
     first_use = [_first_compute_use(i, consumers, nodes) for i in downloads]
     releases = _release_times(graph, downloads)
     # a tensor no compute reads still holds back the gradients, as before any model's backward pass
@@ -100,6 +97,15 @@ def probe_schedule(graph: Any, compute_scale: float = 1.0) -> ProbeSchedule:
         stage_compute_s=tuple(compute_scale * _busy_between(busy, a, b) / 1e6
                               for a, b in zip(starts, ends, strict=True)),
         before_s=compute_scale * _busy_between(busy, 0.0, min(gates)) / 1e6)
+
+
+def probe_tensors(graph: Any) -> list[int]:
+    """The step's downloads, the probe's tensors; a step without any has nothing to probe."""
+    downloads = graph.node_ids_of_kind("download")
+    if not downloads:
+        raise ToolError("the step graph has no downloads, so the probe has no tensors to move; "
+                        "profile the model with its PS (tracetool profile) and build the graph again")
+    return downloads
 
 
 def _first_compute_use(node_id: int, consumers: dict[int, list[int]], nodes: list[Any]) -> float | None:
