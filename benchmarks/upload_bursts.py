@@ -11,10 +11,10 @@ where a step's time goes:
 - per step: the download, the wait from the last parameter byte to the first gradient byte,
   the upload, and the wait from the last gradient byte to the next step's first parameter byte
   (the requests' round trip through the upload queue);
-- how many upload bytes were sent twice (retransmissions), and in which phase of a step.
+- how many upload bytes were sent twice (retransmissions).
 
-The captures are ``benchmarks/captured_turns.sh``'s: ``tcpdump -i eth0 -s 96 -w FILE`` in the
-PS's namespace (``RUN-ps.pcap``; its eth0 is 10.99.0.1, the workers 10.99.0.11 and up) and in the
+The captures are ``CAPTURE=1 benchmarks/interleaved_runs.sh``'s: ``tcpdump -i eth0 -s 96 -w
+FILE`` in the PS's namespace (``RUN-ps.pcap``; its eth0 is 10.99.0.1, the workers 10.99.0.11 and up) and in the
 first two workers' (``RUN-w0.pcap``, ``RUN-w1.pcap``). At the PS, downloads are timed as they
 leave the download queue and uploads as they leave the upload queue: the line's own timing. At a
 worker, its uploads are timed before the upload queue: when TensorFlow sent them.
