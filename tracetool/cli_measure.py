@@ -125,6 +125,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
         request_queue=args.request_queue,
         link_burst=args.link_burst,
         link_fit_workload=args.link_fit_workload,
+        twin_shape=args.twin_shape,
         **_contention_efficiency(args.contention_efficiency),
     )
     out = run_validate(request)
@@ -380,4 +381,8 @@ def add_measure_commands(sub: argparse._SubParsersAction) -> None:
                    help="what the link fit replays to meet the TensorFlow probe's rates: the model's own step graph "
                    "with the prediction's link and shared cores (default), or the probe's chain step (download, "
                    "compute fitted to the probe's lone worker, upload), as before")
+    v.add_argument("--twin-shape", choices=("chain", "graph"), default="chain",
+                   help="the TensorFlow probe's compute: stages in a chain, each waiting for the one before "
+                   "(default), or groups of the model's ops that wait only for their own inputs, so that compute "
+                   "overlaps the transfers as in the model (docs/network-probe.md, 'A twin in the graph's shape')")
     v.set_defaults(func=cmd_validate)

@@ -8,7 +8,7 @@ import pytest
 from tests.conftest import TRACES_DIR
 from tests.measure.test_probe_schedule import _two_layer_step
 from tracetool.graph.stepgraph import load_stepgraph
-from tracetool.measure.probe_graph_schedule import graph_schedule
+from tracetool.measure.probe_graph_schedule import GraphSchedule, fold_short_groups, graph_schedule
 from tracetool.measure.probe_schedule import probe_schedule, release_order
 from tracetool.measure.tensorflow_probe import graph_twin_probe_model_source
 
@@ -48,6 +48,59 @@ def test_groups_follow_their_inputs_and_every_read_tensor_gates_a_group():
     matched = release_order(graph, graph.node_ids_of_kind("download"))
     assert [g >= 0 for g in schedule.release_group] == [u is not None for u in matched]
     assert sum(u is not None for u in matched) == 40
+
+
+# group 0 (0.01 ms, reads tensor 0) feeds groups 1 (2 ms) and 3 (1 ms, sends tensor 1's gradient);
+# group 2 (0.02 ms, reads tensor 1) feeds group 3; nothing waits for group 4 (0.03 ms, after group
+# 1), which sends nothing; tensor 0's gradient leaves after group 1
+SHORT_GROUPS = GraphSchedule(tensor_bytes=(100, 200), gates=((0,), (2,)), group_inputs=((), (0,), (), (0, 2), (1,)),
+                             group_compute_s=(1e-5, 2e-3, 2e-5, 1e-3, 3e-5), release_group=(1, 3))
+
+
+def test_short_groups_fold_into_the_groups_after_them():
+    """A group shorter than the twin's cost of a call passes what it waited for to the groups that
+    waited for it, and its compute to the first of them; one that sends a gradient stays."""
+    folded = fold_short_groups(SHORT_GROUPS, 1e-4)
+    # left: the old groups 1 and 3 (now 0 and 1); group 4's compute went to group 1, its last input
+    assert folded.group_inputs == ((), ())
+    assert folded.gates == ((0, 1), (1,))  # group 3 waits for tensor 0 through group 0, for 1 through 2
+    assert folded.group_compute_s == pytest.approx((2e-3 + 1e-5 + 3e-5, 1e-3 + 2e-5))
+    assert folded.release_group == (0, 1)
+    # a sender stays however short; nothing shorter than the bound leaves the schedule as it was
+    assert fold_short_groups(SHORT_GROUPS, 1.5e-3).group_compute_s == pytest.approx((2e-3 + 4e-5, 1e-3 + 2e-5))
+    assert fold_short_groups(SHORT_GROUPS, 1e-6) == SHORT_GROUPS
+    with pytest.raises(ValueError, match="at least 0"):
+        fold_short_groups(SHORT_GROUPS, -1.0)
+
+
+def _tensors_waited_for(schedule: GraphSchedule) -> list[set[int]]:
+    """Per group, every tensor it waits for, through its gates and the groups before it."""
+    gated: list[set[int]] = [set() for _ in schedule.group_compute_s]
+    for tensor, groups in enumerate(schedule.gates):
+        for g in groups:
+            gated[g].add(tensor)
+    waited: list[set[int]] = []
+    for g, inputs in enumerate(schedule.group_inputs):
+        waited.append(gated[g].union(*(waited[i] for i in inputs)))
+    return waited
+
+
+@pytest.mark.parametrize("model", ["inception", "resnet", "vgg", "alexnet"])
+def test_folding_keeps_what_every_gradient_waits_for(model: str):
+    """Folded or not, each gradient waits for the same tensors, and the groups compute what they
+    did."""
+    schedule = graph_schedule(load_stepgraph(TRACES_DIR / model / "graph.json"))
+    folded = fold_short_groups(schedule, 2e-4)
+    assert len(folded.group_compute_s) < len(schedule.group_compute_s)
+    assert all(all(i < g for i in inputs) for g, inputs in enumerate(folded.group_inputs))
+    before, after = _tensors_waited_for(schedule), _tensors_waited_for(folded)
+    for old, new in zip(schedule.release_group, folded.release_group, strict=True):
+        assert (old < 0) == (new < 0)
+        if old >= 0:
+            assert after[new] == before[old]
+    assert folded.compute_s == pytest.approx(schedule.compute_s, rel=1e-9)
+    unsent = [c for g, c in enumerate(folded.group_compute_s) if g not in folded.release_group]
+    assert min(unsent, default=1.0) >= 2e-4
 
 
 def test_the_graph_twin_model_file_names_its_shape():

@@ -30,11 +30,17 @@ GRAPH_TWIN = GraphSchedule(tensor_bytes=tuple(TENSOR_BYTES), gates=((0,), (1,), 
                            group_compute_s=(0.001, 0.002, 0.001), release_group=(0, -1, 2))
 
 
-def _training_graph(tmp_path: Path, compute_s: float = 0.001, twin: bool | str = False):
+# group 0 computes a microsecond, far less than a call of it costs, so it folds into group 1
+SHORT_FIRST_GROUP = GraphSchedule(tensor_bytes=tuple(TENSOR_BYTES), gates=((0,), (1,), (1,)), group_inputs=((), (0,)),
+                                  group_compute_s=(1e-6, 0.002), release_group=(1, 1, -1))
+
+
+def _training_graph(tmp_path: Path, compute_s: float = 0.001, twin: bool | str = False,
+                    graph_twin: GraphSchedule = GRAPH_TWIN):
     from tracetool.collect.training_graph import build_training_graph
 
     model_file = tmp_path / "probe_model.py"
-    model_file.write_text(graph_twin_probe_model_source("mlp", GRAPH_TWIN, compute_s) if twin == "graph"
+    model_file.write_text(graph_twin_probe_model_source("mlp", graph_twin, compute_s) if twin == "graph"
                           else twin_probe_model_source("mlp", TWIN, compute_s) if twin
                           else probe_model_source("mlp", TENSOR_BYTES, compute_s))
     return build_training_graph(str(model_file), batch_size=1, optimizer="sgd",
@@ -108,6 +114,24 @@ def test_the_graph_twin_waits_only_for_its_groups_inputs(tmp_path: Path):
     assert waits["tensor_1"] == ({"tensor_0", "tensor_1", "tensor_2"}, 3)  # every group
 
 
+def test_a_group_shorter_than_its_call_is_folded_into_the_next(tmp_path: Path):
+    """Group 0 becomes part of group 1: one wait, for both tensors' reads."""
+    waits = _gradient_waits(_training_graph(tmp_path, twin="graph", graph_twin=SHORT_FIRST_GROUP))
+    assert waits == {f"tensor_{i}": ({"tensor_0", "tensor_1", "tensor_2"}, 1) for i in range(3)}
+
+
+def test_a_precise_wait_is_never_short_and_a_call_costs_something():
+    import time
+
+    from tracetool.measure.probe_model import _wait_precisely, measured_call_cost_s
+
+    for seconds in (0.0002, 0.003):
+        start = time.perf_counter()
+        _wait_precisely(seconds)()
+        assert seconds - 25e-6 <= time.perf_counter() - start < seconds + 0.05
+    assert 1e-6 < measured_call_cost_s(calls=16, steps=3) < 0.01
+
+
 def test_the_measurement_becomes_a_link_probe_of_every_run():
     measured = {"bandwidth_bps": 25e6, "points": [
         {"workers": 1, "steps_per_second": 0.64, "run_steps_per_second": [0.63, 0.65]},
@@ -139,3 +163,24 @@ def test_the_twin_model_file_names_its_schedule():
     assert (namespace["GATE_STAGE"], namespace["RELEASE_AFTER"]) == ([0, 1, 1], [2, 2, 1])
     assert namespace["STAGE_COMPUTE_S"] == [0.001, 0.002] and namespace["BEFORE_S"] == 0.0005
     assert "3.5 ms of compute in 2 stages" in source
+
+
+@pytest.mark.parametrize("shape, written", [("chain", "STAGE_COMPUTE_S"), ("graph", "GROUP_COMPUTE_S")])
+def test_validate_writes_the_twin_of_the_shape_asked_for(tmp_path: Path, shape: str, written: str):
+    """``--twin-shape``: the probe's model file holds the chain's stages or the graph's groups,
+    computing alike, and its runs include one worker (the calibration meets that rate)."""
+    from tests.conftest import TRACES_DIR
+    from tracetool.graph.stepgraph import load_stepgraph
+    from tracetool.measure.measurement import MeasureRequest
+    from tracetool.measure.tensorflow_probe import tensorflow_probe_request
+
+    graph = load_stepgraph(TRACES_DIR / "inception" / "graph.json")
+    measure = MeasureRequest(model="inception", batch_size=32, workers=(2, 3), out_dir=tmp_path / "m",
+                             bandwidth_bps=25e6)
+    request = tensorflow_probe_request(measure, graph, 0.01, 20.0, 1, tmp_path, twin_shape=shape)
+    assert request.workers == (1, 2, 3) and request.batch_size == 1
+    namespace: dict = {}
+    exec(compile(Path(request.model).read_text(), "probe_model.py", "exec"), namespace)
+    assert written in namespace and callable(namespace["build"])
+    with pytest.raises(ValueError, match="chain or graph"):
+        tensorflow_probe_request(measure, graph, 0.01, 20.0, 1, tmp_path, twin_shape="tree")

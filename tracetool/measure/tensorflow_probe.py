@@ -25,7 +25,7 @@ from typing import Any
 
 from tracetool.atomic_files import write_text_atomically
 from tracetool.measure.measurement import MeasureRequest, load_measured, run_measure
-from tracetool.measure.probe_graph_schedule import GraphSchedule
+from tracetool.measure.probe_graph_schedule import GraphSchedule, graph_schedule
 from tracetool.measure.probe_schedule import ProbeSchedule, probe_schedule
 from tracetool.measure.transports import TENSORFLOW_TRANSPORT
 
@@ -117,16 +117,23 @@ def untraced_compute_scale(graph: Any) -> float:
 
 
 def tensorflow_probe_request(measure: MeasureRequest, graph: Any, compute_s: float, duration_s: float,
-                             repeats: int, out_dir: Path) -> MeasureRequest:
+                             repeats: int, out_dir: Path, twin_shape: str = "chain") -> MeasureRequest:
     """The measurement of the probe on ``measure``'s shaped link (its worker counts, bandwidth,
     queue and congestion control), its model file written into ``out_dir`` and its runs going to
     ``out_dir / PROBE_MEASURED_DIR``; ``measurement.run_measures`` can take turns with the model's.
     It runs one worker too, measured or not: the calibration sets the replayed probe's compute by
     that rate (``link_calibration.lone_compute_s``), so that the contended rates speak of the
-    link and not of how the twin's stages run in TensorFlow."""
+    link and not of how the twin's stages run in TensorFlow. ``twin_shape`` "graph" writes the
+    twin in the step graph's shape (``probe_graph_schedule``) instead of a chain of stages."""
     model_file = out_dir / PROBE_MODEL_FILE
-    schedule = probe_schedule(graph, untraced_compute_scale(graph))
-    write_text_atomically(model_file, twin_probe_model_source(measure.model, schedule, compute_s))
+    scale = untraced_compute_scale(graph)
+    if twin_shape == "graph":
+        source = graph_twin_probe_model_source(measure.model, graph_schedule(graph, scale), compute_s)
+    elif twin_shape == "chain":
+        source = twin_probe_model_source(measure.model, probe_schedule(graph, scale), compute_s)
+    else:
+        raise ValueError(f"twin_shape must be chain or graph, got {twin_shape!r}")
+    write_text_atomically(model_file, source)
     workers = tuple(sorted(set(measure.workers) | {1}))
     return MeasureRequest(model=str(model_file), batch_size=1, workers=workers,
                           out_dir=out_dir / PROBE_MEASURED_DIR, bandwidth_bps=measure.bandwidth_bps,
@@ -137,10 +144,10 @@ def tensorflow_probe_request(measure: MeasureRequest, graph: Any, compute_s: flo
 
 def probe_with_tensorflow(measure: MeasureRequest, graph: Any, compute_s: float, download_bytes: int,
                           upload_bytes: int, duration_s: float, repeats: int, out_dir: Path,
-                          say: Any) -> dict[str, Any]:
+                          say: Any, twin_shape: str = "chain") -> dict[str, Any]:
     """Run the probe alone on ``measure``'s shaped link and return it as a link-probe.json
     document; its measurement stays in ``out_dir``."""
-    request = tensorflow_probe_request(measure, graph, compute_s, duration_s, repeats, out_dir)
+    request = tensorflow_probe_request(measure, graph, compute_s, duration_s, repeats, out_dir, twin_shape)
     measured = load_measured(run_measure(request, progress=lambda text: say(f"  probe: {text}")))
     return link_probe_of_measurement(measured, download_bytes, upload_bytes, compute_s, measure.tcp_congestion_control)
 

@@ -81,6 +81,9 @@ class ValidateRequest:
     # what the link fit replays to meet the probe's rates: the model's step graph (as it will predict), or
     # the probe's chain step (link_calibration.ReplayedWorkload)
     link_fit_workload: Literal["model", "chain"] = "model"
+    # the TensorFlow probe's compute: stages in a chain (probe_schedule), or groups of the model's ops that
+    # wait only for their own inputs (probe_graph_schedule)
+    twin_shape: Literal["chain", "graph"] = "chain"
 
 
 def _profile(request: ValidateRequest, say: Any) -> Path:
@@ -173,9 +176,10 @@ def probe_shape(request: ValidateRequest, graph: Any, latency_s: float) -> Probe
                       link.download_payload_bps())
 
 
-def _say_probe(shape: ProbeShape, tensorflow: bool, say: Any, turns: bool = False) -> None:
+def _say_probe(shape: ProbeShape, tensorflow: bool, say: Any, turns: bool = False, twin_shape: str = "chain") -> None:
     how = "with TensorFlow on the model's tensors" if tensorflow else "without TensorFlow"
-    compute = (f"the model's compute in its stages ({shape.compute_s * 1e3:.0f} ms of it uncovered by transfers)"
+    where = "in its graph's shape" if twin_shape == "graph" else "in its stages"
+    compute = (f"the model's compute {where} ({shape.compute_s * 1e3:.0f} ms of it uncovered by transfers)"
                if tensorflow else f"{shape.compute_s * 1e3:.0f} ms compute per step")
     say(f"probing the shaped link {how}: {shape.download_bytes:,} B down, {shape.upload_bytes:,} B up, "
         f"{compute}" + (", taking turns with the model's runs" if turns else ""))
@@ -193,10 +197,11 @@ def probe_contention_efficiency(request: ValidateRequest, graph: Any, latency_s:
     if request.from_link_probe is not None:
         return _reused_link_probe(request.from_link_probe, m.bandwidth_bps, shape.download_bytes,
                                   shape.upload_bytes, request.out_dir.resolve())
-    _say_probe(shape, request.probe_transport == TENSORFLOW_TRANSPORT, say)
+    _say_probe(shape, request.probe_transport == TENSORFLOW_TRANSPORT, say, twin_shape=request.twin_shape)
     if request.probe_transport == TENSORFLOW_TRANSPORT:
         document = probe_with_tensorflow(m, graph, shape.compute_s, shape.download_bytes, shape.upload_bytes,
-                                         shape.window_s, request.probe_repeats, request.out_dir.resolve(), say)
+                                         shape.window_s, request.probe_repeats, request.out_dir.resolve(), say,
+                                         twin_shape=request.twin_shape)
         write_json_atomically(request.out_dir.resolve() / LINK_PROBE_FILE, document)
         return document
     probe = probe_link(m.bandwidth_bps, shape.download_bytes, shape.upload_bytes, shape.compute_s,
@@ -244,9 +249,10 @@ def measure_with_probe(request: ValidateRequest, graph: Any, say: Any) -> tuple[
 
     m = request.measure
     shape = probe_shape(request, graph, (m.latency_s or 0.0) + planned_queue_delay_s(m))
-    _say_probe(shape, True, say, turns=True)
+    _say_probe(shape, True, say, turns=True, twin_shape=request.twin_shape)
     out_dir = request.out_dir.resolve()
-    probe_request = tensorflow_probe_request(m, graph, shape.compute_s, shape.window_s, request.probe_repeats, out_dir)
+    probe_request = tensorflow_probe_request(m, graph, shape.compute_s, shape.window_s, request.probe_repeats, out_dir,
+                                             twin_shape=request.twin_shape)
     measured_path, probe_path = run_measures([m, probe_request], say, labels=("", "probe"),
                                              agreement=twin_agreement(m))
     probe = link_probe_of_measurement(load_measured(probe_path), shape.download_bytes, shape.upload_bytes,
