@@ -2,11 +2,14 @@
 
 Each step the worker reads every parameter tensor from the PS once (a download, as TensorFlow's
 ``RecvTensor`` moves it), waits for its compute, and sends a gradient of each tensor's size back
-(the PS pulls it and applies it, as it applies a model's gradients). Two shapes of step:
+(the PS pulls it and applies it, as it applies a model's gradients). Three shapes of step:
 
 - ``build_twin_probe_loss``, validate's probe of a profiled model: the model's compute in stages
   (``tracetool.measure.probe_schedule``), each waiting for the tensors the model's compute reads
   there, and each gradient sent after the stage where the model's backward pass produced it;
+- ``build_graph_twin_probe_loss``, the same tensors and compute in the step graph's shape
+  (``tracetool.measure.probe_graph_schedule``): groups of the model's ops that wait only for
+  their own inputs, so that compute runs while tensors it does not need are still arriving;
 - ``build_probe_loss``, the reference step of ``tracetool probe`` (no model yet): one wait of
   ``compute_s`` after every download, then every gradient, as backpropagation makes a model's
   gradients depend on its whole forward pass.
