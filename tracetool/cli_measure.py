@@ -384,5 +384,5 @@ def add_measure_commands(sub: argparse._SubParsersAction) -> None:
     v.add_argument("--twin-shape", choices=("chain", "graph"), default="chain",
                    help="the TensorFlow probe's compute: stages in a chain, each waiting for the one before "
                    "(default), or groups of the model's ops that wait only for their own inputs, so that compute "
-                   "overlaps the transfers as in the model (docs/network-probe.md, 'A twin in the graph's shape')")
+                   "overlaps the transfers as in the model (docs/network-probe.md, 'The graph twin, folded')")
     v.set_defaults(func=cmd_validate)
