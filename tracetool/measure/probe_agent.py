@@ -230,9 +230,9 @@ def _pings(conn: socket.socket, count: int, interval_s: float, until: float | No
     how long pings cover."""
     rtts, times = [], []
     for _ in range(count):
-        if until is not None and time.monotonic() >= until:
+        start = time.monotonic()  # the time checked is the time recorded: no ping starts after ``until``
+        if until is not None and start >= until:
             break
-        start = time.monotonic()
         conn.sendall(b"P\n")
         if conn.recv(1) != b"p":
             raise ConnectionError("the probe server did not answer a ping")
