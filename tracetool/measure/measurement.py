@@ -385,7 +385,8 @@ def watch_measurement(
 
     Returns the chief's result, the CPU use, each worker's step spans (by task index) and the
     link's use in the window (None when unshaped). The result gains ``settled_s``: how long after
-    the last worker reported itself warm the window opened, as this process saw it.
+    the last worker reported itself warm the window opened, by the workers' own clocks (their
+    events come over separate pipes, so the chief's window may be read before the last warm).
     """
     result: dict[str, Any] | None = None
     spans: dict[int, list] = {}
@@ -396,7 +397,8 @@ def watch_measurement(
     warm = 0
     all_warm_at: float | None = None
     settled_s: float | None = None
-    announced = False
+    last_warm_unix_s = 0.0
+    window: dict[str, Any] | None = None
     for name, event in cluster.worker_events(timeout_s):
         kind = event["event"]
         if kind == "window_ended":
@@ -404,16 +406,16 @@ def watch_measurement(
         if kind == "phase" and event["phase"] == "warm":
             warm += 1
             progress(f"  {warm}/{cluster.workers} workers warm")
+            # the worker's own clock: its event may reach us after the chief's window event
+            last_warm_unix_s = max(last_warm_unix_s, float(event.get("unix_s", time.time())))
             if warm == cluster.workers:
-                all_warm_at = time.time()
-        elif kind == "window" and not announced:
-            announced = True
-            start = time.strftime("%H:%M:%S", time.localtime(event["window_start_unix_s"]))
-            length_s = event["window_end_unix_s"] - event["window_start_unix_s"]
+                all_warm_at = last_warm_unix_s
+                if window is not None:
+                    settled_s = _announce_window(window, all_warm_at, progress)
+        elif kind == "window" and window is None:
+            window = event
             if all_warm_at is not None:
-                settled_s = event["window_start_unix_s"] - all_warm_at
-            after = f", {settled_s:.0f} s after the last worker was warm" if settled_s is not None else ""
-            progress(f"  measuring from {start} for {length_s:.0f} s{after}")
+                settled_s = _announce_window(window, all_warm_at, progress)
         elif kind == "window_started" and before is None:
             before = CpuSnapshot.take(_task_pids(cluster))
             link_before = topology.link_counters() if topology else None
@@ -425,7 +427,19 @@ def watch_measurement(
             result = event
     if result is None:
         raise ToolError("the chief worker ended without reporting the cluster's step counts")
+    if window is not None and settled_s is None:
+        _announce_window(window, None, progress)
     return {**result, "settled_s": settled_s}, cpu, spans, link
+
+
+def _announce_window(window: dict[str, Any], all_warm_at: float | None, progress: Any) -> float | None:
+    """Say when the chief's window opened, and how long after the last worker was warm (returned)."""
+    start = time.strftime("%H:%M:%S", time.localtime(window["window_start_unix_s"]))
+    length_s = window["window_end_unix_s"] - window["window_start_unix_s"]
+    settled_s = None if all_warm_at is None else window["window_start_unix_s"] - all_warm_at
+    after = f", {settled_s:.0f} s after the last worker was warm" if settled_s is not None else ""
+    progress(f"  measuring from {start} for {length_s:.0f} s{after}")
+    return settled_s
 
 
 def measure_point(request: MeasureRequest, workers: int, topology: ShapedTopology | None, progress: ProgressFn,

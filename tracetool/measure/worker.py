@@ -170,7 +170,7 @@ def run_measure(spec: TaskSpec, target: str, task_index: int, emit: Callable[...
         for _ in range(spec.warmup_steps):
             sess.run(training.train_op)
         sess.run(coord.mark_warm)
-        emit("phase", phase="warm")
+        emit("phase", phase="warm", unix_s=time.time())
 
         # keep training while the others warm up; the chief publishes the window start
         window_start = 0.0
