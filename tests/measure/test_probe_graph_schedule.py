@@ -112,3 +112,16 @@ def test_the_graph_twin_model_file_names_its_shape():
                  "probe_model.py", "exec"), namespace)
     assert namespace["GATES"] == [[1], [2]] and namespace["RELEASE_GROUP"] == [3, 2]
     assert namespace["GROUP_INPUTS"] == [[], [0], [1], [2]]
+
+
+def test_the_widest_level_counts_groups_no_path_joins():
+    """Groups 1, 2 and 3 all wait for group 0 only, so all three can be ready at once; group 4
+    waits for them."""
+    from tracetool.measure.probe_graph_schedule import widest_level
+
+    schedule = GraphSchedule(tensor_bytes=(8,), gates=((0,),), group_inputs=((), (0,), (0,), (0,), (1, 2, 3)),
+                             group_compute_s=(0.001,) * 5, release_group=(4,))
+    assert widest_level(schedule) == 3
+    chain = GraphSchedule(tensor_bytes=(8,), gates=((0,),), group_inputs=((), (0,), (1,)),
+                          group_compute_s=(0.001,) * 3, release_group=(2,))
+    assert widest_level(chain) == 1

@@ -132,6 +132,25 @@ def test_a_precise_wait_is_never_short_and_a_call_costs_something():
     assert 1e-6 < measured_call_cost_s(calls=16, steps=3) < 0.01
 
 
+def test_waits_on_one_core_take_turns_whatever_the_threads():
+    """A graph twin's groups wait on as many cores as the model computes on: four waits of 20 ms
+    started together on four threads take 80 ms on one core and 40 ms on two."""
+    import threading
+    import time
+
+    from tracetool.measure.probe_model import _wait_precisely
+
+    for cores, least_s in ((1, 0.08), (2, 0.04)):
+        wait = _wait_precisely(0.02, threading.BoundedSemaphore(cores))
+        threads = [threading.Thread(target=wait) for _ in range(4)]
+        start = time.perf_counter()
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert least_s - 1e-4 <= time.perf_counter() - start < least_s + 0.03
+
+
 def test_the_measurement_becomes_a_link_probe_of_every_run():
     measured = {"bandwidth_bps": 25e6, "points": [
         {"workers": 1, "steps_per_second": 0.64, "run_steps_per_second": [0.63, 0.65]},
@@ -182,5 +201,10 @@ def test_validate_writes_the_twin_of_the_shape_asked_for(tmp_path: Path, shape: 
     namespace: dict = {}
     exec(compile(Path(request.model).read_text(), "probe_model.py", "exec"), namespace)
     assert written in namespace and callable(namespace["build"])
+    if shape == "graph":  # the model's one compute thread, and threads to spare for its waiters and gRPC's handlers
+        assert namespace["COMPUTE_THREADS"] == measure.inter_op_threads == 1
+        assert request.inter_op_threads > 2
+    else:
+        assert request.inter_op_threads == measure.inter_op_threads
     with pytest.raises(ValueError, match="chain or graph"):
         tensorflow_probe_request(measure, graph, 0.01, 20.0, 1, tmp_path, twin_shape="tree")

@@ -28,7 +28,7 @@ had them 18.9% low.
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass
 from typing import Any
 
@@ -176,3 +176,13 @@ def fold_short_groups(schedule: GraphSchedule, min_compute_s: float) -> GraphSch
         group_compute_s=tuple(compute[g] for g in kept),
         release_group=tuple(index[g] if g >= 0 else -1 for g in schedule.release_group),
     )
+
+
+def widest_level(schedule: GraphSchedule) -> int:
+    """The most groups that lie equally deep in ``schedule`` (as many groups before them on their
+    longest chain of inputs): no path joins them, so all of them can be ready at once, and each
+    holds one of the worker's inter-op threads while it waits for a core (``probe_model``)."""
+    depth: list[int] = []
+    for inputs in schedule.group_inputs:  # inputs have lower indices: their depths are known
+        depth.append(1 + max((depth[i] for i in inputs), default=-1))
+    return max(Counter(depth).values(), default=0)

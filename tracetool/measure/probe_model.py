@@ -80,7 +80,7 @@ def build_twin_probe_loss(tensor_bytes: Sequence[int], gate_stage: Sequence[int]
 
 def build_graph_twin_probe_loss(tensor_bytes: Sequence[int], gates: Sequence[Sequence[int]],
                                 group_inputs: Sequence[Sequence[int]], group_compute_s: Sequence[float],
-                                release_group: Sequence[int]) -> tf.Tensor:
+                                release_group: Sequence[int], compute_threads: int = 1) -> tf.Tensor:
     """The loss of the model's twin in the step graph's shape
     (``tracetool.measure.probe_graph_schedule.GraphSchedule``): group ``g`` computes
     ``group_compute_s[g]`` once the groups ``group_inputs[g]`` are done and the tensors gated on
@@ -91,7 +91,17 @@ def build_graph_twin_probe_loss(tensor_bytes: Sequence[int], gates: Sequence[Seq
     Each group is a call of a Python function, which costs TensorFlow's executor a call whatever
     it waits: that cost, measured here before the graph is built, is taken from every group's
     wait, and groups that compute less than it are folded into the groups after them
-    (``fold_short_groups``), so that the twin's step computes what the model's does."""
+    (``fold_short_groups``), so that the twin's step computes what the model's does.
+
+    At most ``compute_threads`` groups wait at once (the model's worker computes on that many
+    inter-op threads), whatever threads the twin's worker runs: it needs more than the model's,
+    because TensorFlow's gRPC server runs its handlers of the PS's gradient requests on the
+    worker's inter-op pool, and a group's wait holds its thread as long as it waits. With one
+    thread, resnet's twin had its gradients fetched only once all its groups were done (2.05 steps/s
+    against the model's 3.07); given more, its groups waited side by side for 50 ms of its 250 ms
+    of compute, which the model's one thread never does."""
+    if compute_threads < 1:
+        raise ValueError(f"compute_threads must be at least 1, got {compute_threads}")
     from tracetool.measure.probe_graph_schedule import GraphSchedule, fold_short_groups
 
     call_s = measured_call_cost_s()
@@ -104,9 +114,10 @@ def build_graph_twin_probe_loss(tensor_bytes: Sequence[int], gates: Sequence[Seq
         for g in groups:
             gated[g].append(read[0])
     done: list[tf.Tensor] = []
+    cores = threading.BoundedSemaphore(compute_threads)
     for g, compute_s in enumerate(schedule.group_compute_s):
         inputs = [done[i] for i in schedule.group_inputs[g]] + ([tf.add_n(gated[g])] if gated[g] else [])
-        wait = _wait_precisely(max(0.0, compute_s - call_s))
+        wait = _wait_precisely(max(0.0, compute_s - call_s), cores)
         done.append(tf.reshape(tf.numpy_function(wait, inputs, tf.float32, stateful=True), []))
     every_group = tf.add_n(done)
     terms = [_gradient_term(read, done[g] if g >= 0 else every_group)
@@ -137,8 +148,9 @@ def measured_call_cost_s(calls: int = 64, steps: int = 7) -> float:
     return statistics.median(times[2:]) / calls
 
 
-def _wait_precisely(seconds: float):
-    """A group's compute: a sleep to within some 20 µs of ``seconds``.
+def _wait_precisely(seconds: float, cores: threading.Semaphore | None = None):
+    """A group's compute: a sleep to within some 20 µs of ``seconds``, on one of ``cores`` if given
+    (the wait starts once one is free).
 
     Why: Linux wakes a sleeping thread up to 50 µs late by default (its timer slack) and this
     machine's sleeps overshoot by some 2% besides (100 µs on a 5 ms sleep), a cost per call that a
@@ -146,12 +158,19 @@ def _wait_precisely(seconds: float):
     lowered to 1 ns (Linux's prctl; elsewhere the default stays) and the wait sleeps towards its
     deadline in shrinking steps."""
     def run(*_: np.ndarray) -> np.float32:
-        deadline = time.perf_counter() + seconds
-        _fine_timer_slack()
-        while (left := deadline - time.perf_counter()) > 20e-6:
-            time.sleep(left * 0.9 if left > 300e-6 else left - 15e-6)
+        if cores is None:
+            _sleep_until(time.perf_counter() + seconds)
+        else:
+            with cores:
+                _sleep_until(time.perf_counter() + seconds)
         return np.float32(1.0)
     return run
+
+
+def _sleep_until(deadline: float) -> None:
+    _fine_timer_slack()
+    while (left := deadline - time.perf_counter()) > 20e-6:
+        time.sleep(left * 0.9 if left > 300e-6 else left - 15e-6)
 
 
 _FINE_SLACK = threading.local()

@@ -25,7 +25,7 @@ from typing import Any
 
 from tracetool.atomic_files import write_text_atomically
 from tracetool.measure.measurement import MeasureRequest, load_measured, run_measure
-from tracetool.measure.probe_graph_schedule import GraphSchedule, graph_schedule
+from tracetool.measure.probe_graph_schedule import GraphSchedule, graph_schedule, widest_level
 from tracetool.measure.probe_schedule import ProbeSchedule, probe_schedule
 from tracetool.measure.transports import TENSORFLOW_TRANSPORT
 
@@ -71,9 +71,9 @@ def twin_probe_model_source(model: str, schedule: ProbeSchedule, compute_s: floa
 
 
 def graph_twin_probe_model_source(model: str, schedule: GraphSchedule, compute_s: float,
-                                  writer: str = "tracetool validate") -> str:
+                                  writer: str = "tracetool validate", compute_threads: int = 1) -> str:
     """A model file ``tracetool measure --model`` runs: ``model``'s tensors and its compute in the
-    step graph's shape (``probe_graph_schedule``), nothing else."""
+    step graph's shape (``probe_graph_schedule``) on ``compute_threads`` threads, nothing else."""
     return (f'"""TensorFlow link probe of the step of {model}: {len(schedule.tensor_bytes)} tensors, '
             f'{sum(schedule.tensor_bytes):,} B each way,\n'
             f'{schedule.compute_s * 1e3:.1f} ms of compute in {len(schedule.group_compute_s)} groups of the model\'s '
@@ -87,10 +87,12 @@ def graph_twin_probe_model_source(model: str, schedule: GraphSchedule, compute_s
             f"GROUP_COMPUTE_S = [\n{_rows([round(c, 6) for c in schedule.group_compute_s], per_row=6)}]\n"
             "# per tensor: the group after which its gradient leaves (-1: after every group)\n"
             f"RELEASE_GROUP = [\n{_rows(list(schedule.release_group))}]\n"
-            f"COMPUTE_S = {compute_s!r}\n\n\n"
+            f"COMPUTE_S = {compute_s!r}\n"
+            "# the model's inter-op threads: at most this many groups wait at once\n"
+            f"COMPUTE_THREADS = {compute_threads!r}\n\n\n"
             "def build(batch_size: int):\n"
             "    return build_graph_twin_probe_loss(TENSOR_BYTES, GATES, GROUP_INPUTS, GROUP_COMPUTE_S,\n"
-            "                                       RELEASE_GROUP)\n")
+            "                                       RELEASE_GROUP, COMPUTE_THREADS)\n")
 
 
 def _rows(values: list[Any], per_row: int = 10) -> str:
@@ -127,8 +129,12 @@ def tensorflow_probe_request(measure: MeasureRequest, graph: Any, compute_s: flo
     twin in the step graph's shape (``probe_graph_schedule``) instead of a chain of stages."""
     model_file = out_dir / PROBE_MODEL_FILE
     scale = untraced_compute_scale(graph)
+    threads = {}
     if twin_shape == "graph":
-        source = graph_twin_probe_model_source(measure.model, graph_schedule(graph, scale), compute_s)
+        schedule = graph_schedule(graph, scale)
+        source = graph_twin_probe_model_source(measure.model, schedule, compute_s,
+                                               compute_threads=measure.inter_op_threads)
+        threads = {"inter_op_threads": graph_twin_inter_op_threads(schedule, measure.inter_op_threads)}
     elif twin_shape == "chain":
         source = twin_probe_model_source(measure.model, probe_schedule(graph, scale), compute_s)
     else:
@@ -139,7 +145,15 @@ def tensorflow_probe_request(measure: MeasureRequest, graph: Any, compute_s: flo
                           out_dir=out_dir / PROBE_MEASURED_DIR, bandwidth_bps=measure.bandwidth_bps,
                           duration_s=duration_s, settle_s=measure.settle_s, repeats=repeats,
                           tcp_congestion_control=measure.tcp_congestion_control, queue=measure.queue,
-                          **more_runs_like(measure, repeats))
+                          **threads, **more_runs_like(measure, repeats))
+
+
+def graph_twin_inter_op_threads(schedule: GraphSchedule, compute_threads: int) -> int:
+    """The inter-op threads of the graph twin's workers: one per group that may wait for a core
+    at once (``widest_level``) beside the ``compute_threads`` that wait on one, and one more for
+    TensorFlow's gRPC server, which runs its handlers of the PS's gradient requests on the same
+    pool (``probe_model.build_graph_twin_probe_loss``)."""
+    return compute_threads + widest_level(schedule) + 1
 
 
 def probe_with_tensorflow(measure: MeasureRequest, graph: Any, compute_s: float, download_bytes: int,
