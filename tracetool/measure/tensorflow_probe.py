@@ -150,9 +150,11 @@ def tensorflow_probe_request(measure: MeasureRequest, graph: Any, compute_s: flo
 
 def graph_twin_inter_op_threads(schedule: GraphSchedule, compute_threads: int) -> int:
     """The inter-op threads of the graph twin's workers: one per group that may wait for a core
-    at once (``widest_level``) beside the ``compute_threads`` that wait on one, and one more for
+    at once beside the ``compute_threads`` that wait on one, and one more for
     TensorFlow's gRPC server, which runs its handlers of the PS's gradient requests on the same
-    pool (``probe_model.build_graph_twin_probe_loss``)."""
+    pool (``probe_model.build_graph_twin_probe_loss``). How many groups wait at once is estimated
+    by ``widest_level``, not bounded: groups of different depths can be ready together too, so a
+    step could still find every thread held."""
     return compute_threads + widest_level(schedule) + 1
 
 
