@@ -381,8 +381,9 @@ def add_measure_commands(sub: argparse._SubParsersAction) -> None:
                    help="what the link fit replays to meet the TensorFlow probe's rates: the model's own step graph "
                    "with the prediction's link and shared cores (default), or the probe's chain step (download, "
                    "compute fitted to the probe's lone worker, upload), as before")
-    v.add_argument("--twin-shape", choices=("chain", "graph"), default="chain",
-                   help="the TensorFlow probe's compute: stages in a chain, each waiting for the one before "
-                   "(default), or groups of the model's ops that wait only for their own inputs, so that compute "
-                   "overlaps the transfers as in the model (docs/network-probe.md, 'The graph twin, folded')")
+    v.add_argument("--twin-shape", choices=("chain", "graph"), default="graph",
+                   help="the TensorFlow probe's compute: groups of the model's ops that wait only for their own "
+                   "inputs, so that compute overlaps the transfers as in the model (default), or stages in a "
+                   "chain, each waiting for the one before, as before (docs/network-probe.md, 'The graph twin "
+                   "becomes the default')")
     v.set_defaults(func=cmd_validate)

@@ -543,6 +543,8 @@ def test_validate_probes_and_repeats_by_default_where_it_can():
     assert validate_args.request_queue is False and validate_args.link_burst is True
     # the link fit replays the model's own step graph against its twin's rates
     assert validate_args.link_fit_workload == "model"
+    # the twin computes in the step graph's shape, overlapping the transfers as the model does
+    assert validate_args.twin_shape == "graph"
     assert parser.parse_args(["validate", "--model", "mlp", "--workers", "1,2", "--bandwidth", "20mbit",
                               "--request-queue", "--out", "v"]).request_queue is True
     from tracetool.measure.transports import default_probe_repeats
@@ -550,6 +552,7 @@ def test_validate_probes_and_repeats_by_default_where_it_can():
     request = _measure_request(validate_args, Path("v"))
     assert request.repeats == 2 and default_probe(request)
     assert ValidateRequest(measure=request, out_dir=Path("v")).request_queue is False
+    assert ValidateRequest(measure=request, out_dir=Path("v")).twin_shape == "graph"
     # and more runs, up to eight, of a count whose two runs are more than 8% apart
     assert request.max_standard_error == 0.04 and request.max_repeats == 8
     # 60-second windows opening 20 s after the last worker is warm: contended clusters pass between

@@ -119,14 +119,14 @@ def untraced_compute_scale(graph: Any) -> float:
 
 
 def tensorflow_probe_request(measure: MeasureRequest, graph: Any, compute_s: float, duration_s: float,
-                             repeats: int, out_dir: Path, twin_shape: str = "chain") -> MeasureRequest:
+                             repeats: int, out_dir: Path, twin_shape: str = "graph") -> MeasureRequest:
     """The measurement of the probe on ``measure``'s shaped link (its worker counts, bandwidth,
     queue and congestion control), its model file written into ``out_dir`` and its runs going to
     ``out_dir / PROBE_MEASURED_DIR``; ``measurement.run_measures`` can take turns with the model's.
     It runs one worker too, measured or not: the calibration sets the replayed probe's compute by
     that rate (``link_calibration.lone_compute_s``), so that the contended rates speak of the
-    link and not of how the twin's stages run in TensorFlow. ``twin_shape`` "graph" writes the
-    twin in the step graph's shape (``probe_graph_schedule``) instead of a chain of stages."""
+    link and not of how the twin's stages run in TensorFlow. ``twin_shape`` "graph" (the default)
+    writes the twin in the step graph's shape (``probe_graph_schedule``), "chain" a chain of stages."""
     model_file = out_dir / PROBE_MODEL_FILE
     scale = untraced_compute_scale(graph)
     threads = {}
@@ -160,7 +160,7 @@ def graph_twin_inter_op_threads(schedule: GraphSchedule, compute_threads: int) -
 
 def probe_with_tensorflow(measure: MeasureRequest, graph: Any, compute_s: float, download_bytes: int,
                           upload_bytes: int, duration_s: float, repeats: int, out_dir: Path,
-                          say: Any, twin_shape: str = "chain") -> dict[str, Any]:
+                          say: Any, twin_shape: str = "graph") -> dict[str, Any]:
     """Run the probe alone on ``measure``'s shaped link and return it as a link-probe.json
     document; its measurement stays in ``out_dir``."""
     request = tensorflow_probe_request(measure, graph, compute_s, duration_s, repeats, out_dir, twin_shape)
