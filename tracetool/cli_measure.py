@@ -17,8 +17,10 @@ from tracetool.errors import ToolError
 from tracetool.measure.transports import (
     DEFAULT_MODEL_PROBE_TRANSPORT,
     DEFAULT_TRANSPORT,
+    DEFAULT_TWIN_SHAPE,
     MODEL_PROBE_TRANSPORTS,
     TENSORFLOW_TRANSPORT,
+    TWIN_SHAPES,
 )
 from tracetool.measure.windows import (
     MEASURE_SETTLE_S,
@@ -381,7 +383,7 @@ def add_measure_commands(sub: argparse._SubParsersAction) -> None:
                    help="what the link fit replays to meet the TensorFlow probe's rates: the model's own step graph "
                    "with the prediction's link and shared cores (default), or the probe's chain step (download, "
                    "compute fitted to the probe's lone worker, upload), as before")
-    v.add_argument("--twin-shape", choices=("chain", "graph"), default="graph",
+    v.add_argument("--twin-shape", choices=TWIN_SHAPES, default=DEFAULT_TWIN_SHAPE,
                    help="the TensorFlow probe's compute: groups of the model's ops that wait only for their own "
                    "inputs, so that compute overlaps the transfers as in the model (default), or stages in a "
                    "chain, each waiting for the one before, as before (docs/network-probe.md, 'The graph twin "

@@ -27,7 +27,7 @@ from tracetool.atomic_files import write_text_atomically
 from tracetool.measure.measurement import MeasureRequest, load_measured, run_measure
 from tracetool.measure.probe_graph_schedule import GraphSchedule, graph_schedule, widest_level
 from tracetool.measure.probe_schedule import ProbeSchedule, probe_schedule
-from tracetool.measure.transports import TENSORFLOW_TRANSPORT
+from tracetool.measure.transports import DEFAULT_TWIN_SHAPE, TENSORFLOW_TRANSPORT
 
 PROBE_MODEL_FILE = "probe_model.py"
 PROBE_MEASURED_DIR = "probe-measured"
@@ -119,7 +119,7 @@ def untraced_compute_scale(graph: Any) -> float:
 
 
 def tensorflow_probe_request(measure: MeasureRequest, graph: Any, compute_s: float, duration_s: float,
-                             repeats: int, out_dir: Path, twin_shape: str = "graph") -> MeasureRequest:
+                             repeats: int, out_dir: Path, twin_shape: str = DEFAULT_TWIN_SHAPE) -> MeasureRequest:
     """The measurement of the probe on ``measure``'s shaped link (its worker counts, bandwidth,
     queue and congestion control), its model file written into ``out_dir`` and its runs going to
     ``out_dir / PROBE_MEASURED_DIR``; ``measurement.run_measures`` can take turns with the model's.
@@ -160,7 +160,7 @@ def graph_twin_inter_op_threads(schedule: GraphSchedule, compute_threads: int) -
 
 def probe_with_tensorflow(measure: MeasureRequest, graph: Any, compute_s: float, download_bytes: int,
                           upload_bytes: int, duration_s: float, repeats: int, out_dir: Path,
-                          say: Any, twin_shape: str = "graph") -> dict[str, Any]:
+                          say: Any, twin_shape: str = DEFAULT_TWIN_SHAPE) -> dict[str, Any]:
     """Run the probe alone on ``measure``'s shaped link and return it as a link-probe.json
     document; its measurement stays in ``out_dir``."""
     request = tensorflow_probe_request(measure, graph, compute_s, duration_s, repeats, out_dir, twin_shape)

@@ -9,6 +9,12 @@ DEFAULT_TRANSPORT = "tcp"
 TENSORFLOW_TRANSPORT = "tensorflow"
 MODEL_PROBE_TRANSPORTS = (*TRANSPORTS, TENSORFLOW_TRANSPORT)
 DEFAULT_MODEL_PROBE_TRANSPORT = TENSORFLOW_TRANSPORT
+# the TensorFlow probe's compute: groups of the model's ops that wait only for their own inputs
+# (probe_graph_schedule), or stages in a chain (probe_schedule), which cannot overlap much compute
+# with the transfers as the model's executor does (docs/network-probe.md, "The graph twin becomes
+# the default")
+TWIN_SHAPES = ("graph", "chain")
+DEFAULT_TWIN_SHAPE = "graph"
 
 
 def default_probe_repeats(transport: str) -> int:

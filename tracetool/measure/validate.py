@@ -37,6 +37,7 @@ from tracetool.measure.slow_workers import SlowWorker, same_slow_workers, worker
 from tracetool.measure.tensorflow_probe import PROBE_MEASURED_DIR, PROBE_MODEL_FILE
 from tracetool.measure.transports import (
     DEFAULT_MODEL_PROBE_TRANSPORT,
+    DEFAULT_TWIN_SHAPE,
     TENSORFLOW_TRANSPORT,
     default_probe_repeats,
 )
@@ -81,10 +82,8 @@ class ValidateRequest:
     # what the link fit replays to meet the probe's rates: the model's step graph (as it will predict), or
     # the probe's chain step (link_calibration.ReplayedWorkload)
     link_fit_workload: Literal["model", "chain"] = "model"
-    # the TensorFlow probe's compute: groups of the model's ops that wait only for their own inputs
-    # (probe_graph_schedule), or stages in a chain (probe_schedule), which cannot overlap much compute
-    # with the transfers as the model's executor does
-    twin_shape: Literal["chain", "graph"] = "graph"
+    # the TensorFlow probe's compute (transports.TWIN_SHAPES)
+    twin_shape: Literal["chain", "graph"] = DEFAULT_TWIN_SHAPE
 
 
 def _profile(request: ValidateRequest, say: Any) -> Path:
@@ -177,7 +176,8 @@ def probe_shape(request: ValidateRequest, graph: Any, latency_s: float) -> Probe
                       link.download_payload_bps())
 
 
-def _say_probe(shape: ProbeShape, tensorflow: bool, say: Any, turns: bool = False, twin_shape: str = "graph") -> None:
+def _say_probe(shape: ProbeShape, tensorflow: bool, say: Any, turns: bool = False,
+               twin_shape: str = DEFAULT_TWIN_SHAPE) -> None:
     how = "with TensorFlow on the model's tensors" if tensorflow else "without TensorFlow"
     where = "in its graph's shape" if twin_shape == "graph" else "in its stages"
     compute = (f"the model's compute {where} ({shape.compute_s * 1e3:.0f} ms of it uncovered by transfers)"
