@@ -224,8 +224,8 @@ def probe_takes_turns(request: ValidateRequest) -> bool:
 
 
 def twin_agreement(m: MeasureRequest) -> Any:
-    """More runs of both where the model's and its probe's means disagree beyond their runs'
-    spread (``repeats.twins_disagree``), with the rule for more runs, at two and more workers;
+    """More runs of both where the model's and its probe's means are further apart than the
+    limit (``repeats.twins_disagree``), with the rule for more runs, at two and more workers;
     None where the two need not run alike: synchronous or slowed workers, whose rates the
     asynchronous probe does not share."""
     limit = m.max_standard_error
