@@ -21,6 +21,7 @@ settled runs ran on another) supersedes its earlier validation. ``--by-workers``
 shows: per environment (and over the held-out rows and all rows) the median and max |error| of
 the chosen folder's validations, in all and per worker count, and how many points profiled the
 model afresh (validate's default) rather than replaying an older step graph (``--from-profile``).
+``--by-point`` prints a line per point: its error at each worker count and the folder it came from.
 """
 
 from __future__ import annotations
@@ -176,6 +177,20 @@ def by_workers_table(rows: list[dict[str, Any]], column: str, by_model: bool = F
               f"{' | '.join(per_count)} |")
 
 
+def by_point_table(points: list[Path], folders: list[str], column: str, suffix: str) -> None:
+    """One line per point: its error at each worker count (a CPU-saturated row in brackets, as
+    the summaries leave it out) and the folder its validation came from."""
+    lines = {(p.parent.name, p.name): point_rows(p, folders, column, suffix) for p in points}
+    counts = sorted({r["workers"] for rows in lines.values() for r in rows})
+    print(f"| point | folder | {' | '.join(f'{n} worker' + ('s' if n > 1 else '') for n in counts)} |")
+    print("|---|---|" + "---|" * len(counts))
+    for (env, point), rows in lines.items():
+        errors = {r["workers"]: (f"({r[column]:+.1f}%, CPU-saturated)" if r["cpu_saturated"] else f"{r[column]:+.1f}%")
+                  for r in rows}
+        folder = first_validated(points[0].parent.parent / env / point, folders)
+        print(f"| {env}/{point} | {folder} | {' | '.join(errors.get(n, '-') for n in counts)} |")
+
+
 def summary(errors: list[float]) -> str:
     if not errors:
         return "-"
@@ -196,6 +211,8 @@ def main() -> None:
                         help="print only the summary per environment and worker count (the README's table)")
     parser.add_argument("--by-model", action="store_true",
                         help="with --by-workers, a row per model too (its points in every environment)")
+    parser.add_argument("--by-point", action="store_true",
+                        help="a line per point instead: its error at each worker count, and the folder it came from")
     args = parser.parse_args()
     folders = args.folder.split(",")
     points = sorted({p.parent.parent for f in folders for p in args.root.glob(f"*/*/{f}/validation.json")})
@@ -206,6 +223,9 @@ def main() -> None:
     columns = {"campaign": "A (campaign)", **{f: COLUMNS.get(f, COLUMNS.get(folders[-1], f))
                                               for f in ("turns", args.folder)}}
 
+    if args.by_point:
+        by_point_table(points, folders, args.folder, args.prediction)
+        return
     if args.by_workers:
         by_workers_table(rows, args.folder, args.by_model)
         return
