@@ -180,15 +180,15 @@ def by_workers_table(rows: list[dict[str, Any]], column: str, by_model: bool = F
 def by_point_table(points: list[Path], folders: list[str], column: str, suffix: str) -> None:
     """One line per point: its error at each worker count (a CPU-saturated row in brackets, as
     the summaries leave it out) and the folder its validation came from."""
-    lines = {(p.parent.name, p.name): point_rows(p, folders, column, suffix) for p in points}
-    counts = sorted({r["workers"] for rows in lines.values() for r in rows})
+    rows_of = {point: point_rows(point, folders, column, suffix) for point in points}
+    counts = sorted({r["workers"] for rows in rows_of.values() for r in rows})
     print(f"| point | folder | {' | '.join(f'{n} worker' + ('s' if n > 1 else '') for n in counts)} |")
     print("|---|---|" + "---|" * len(counts))
-    for (env, point), rows in lines.items():
+    for point, rows in rows_of.items():
         errors = {r["workers"]: (f"({r[column]:+.1f}%, CPU-saturated)" if r["cpu_saturated"] else f"{r[column]:+.1f}%")
                   for r in rows}
-        folder = first_validated(points[0].parent.parent / env / point, folders)
-        print(f"| {env}/{point} | {folder} | {' | '.join(errors.get(n, '-') for n in counts)} |")
+        print(f"| {point.parent.name}/{point.name} | {first_validated(point, folders)} | "
+              f"{' | '.join(errors.get(n, '-') for n in counts)} |")
 
 
 def summary(errors: list[float]) -> str:
