@@ -104,6 +104,22 @@ def test_a_plan_of_transfers_and_pings(server: int):
     assert len(pings["rtts"]) == 3 and all(rtt > 0 for rtt in pings["rtts"])
 
 
+def test_bulk_transfers_with_a_timeline_report_the_segment_count_of_the_receiving_end(server: int):
+    """A download's segment count is the client's, an upload's the server's (sent back after its
+    acknowledgement); both on the server's clock, within the transfer, counting up, and the whole
+    transfer's segments carrying its bytes (loopback's segments are up to 64 kB each)."""
+    down, up, after = probe_agent.run("127.0.0.1", server, [
+        {"op": "down", "bytes": 3_000_000, "timeline": True}, {"op": "up", "bytes": 2_000_000, "timeline": True},
+        {"op": "ping", "count": 1, "interval": 0.0}])
+    for transfer, size in ((down, 3_000_000), (up, 2_000_000)):
+        readings = transfer["segments"]
+        assert len(readings) >= 2
+        assert all(a[2] <= b[2] for a, b in zip(readings, readings[1:], strict=False))
+        assert all(transfer["start"] <= before <= after <= transfer["end"] for before, after, _ in readings)
+        assert size / 65_536 <= transfer["transfer_segments"] <= size / 100
+    assert len(after["rtts"]) == 1  # the reply of readings left nothing behind on the connection
+
+
 def test_pings_stop_at_their_until_time_on_the_servers_clock(server: int):
     link = probe_agent.ServerLink("127.0.0.1", server)
     t0 = link.now() + 0.05

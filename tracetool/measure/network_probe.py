@@ -2,8 +2,8 @@
 
 What the replay must know of a network and a one-worker profile cannot show (``replay.link_profile``):
 
-1. **Line rate each way**: one connection's bulk goodput (2.5 s of traffic after its first byte),
-   with TCP/IP and Ethernet headers added back for an MTU of 1500.
+1. **Line rate each way**: one connection's bulk goodput (the best second of three 2 s transfers at
+   the receiving end, ``bulk_rate``), with TCP/IP and Ethernet headers added back for an MTU of 1500.
 2. **Round trip and standing queue**: 1-byte round trips on an idle link, then while another
    worker's bulk transfer keeps the direction busy. The difference is the queue a loaded
    direction keeps standing: most of the buffer for loss-based TCP on a drop-tail queue, little
@@ -49,6 +49,7 @@ from tracetool.cluster.topology import (
 )
 from tracetool.errors import ToolError
 from tracetool.measure import probe_agent
+from tracetool.measure.bulk_rate import best_window_rate
 from tracetool.measure.link_probe import (
     DEFAULT_TRANSPORT,
     MAX_STEP_WORKERS,
@@ -63,7 +64,8 @@ PORT = 5002
 LEAD_S = 0.5  # plans start this long after they are made: time for the clients to start and connect
 AGENT = "tracetool.measure.probe_agent"
 BULK_S = 2.0
-BULK_RUNS = 2
+BULK_RUNS = 3
+BULK_WINDOW_S = 1.0  # the bulk rate's window (``bulk_rate``): half a transfer
 SHORT_TRANSFER_S = 0.1
 LONG_TRANSFER_S = 0.5
 DEFAULT_TRIALS = 8
@@ -262,20 +264,28 @@ def _guess_rate(cluster: Any) -> float:
 
 def _bulk_rates(cluster: Any, guess_bytes_per_s: float, say: Callable[[str], None]
                 ) -> tuple[float, float, list[float]]:
-    """One connection's payload rate each way, the faster of BULK_RUNS transfers: a CPU stall at
-    either end (a busy two-core host) only ever slows a transfer, the line never speeds one up."""
+    """One connection's payload rate each way: the best one-second window at the receiving end of
+    BULK_RUNS transfers (``bulk_rate``). A CPU stall at either end (a busy host) only ever slows a
+    transfer, the line never speeds one up."""
     size = int(guess_bytes_per_s * BULK_S)
-    transfers = [{"op": "down", "bytes": size}, {"op": "up", "bytes": size}] * BULK_RUNS
-    result = cluster.run({0: [{"op": "ping", "count": 30, "interval": 0.02}, *transfers]})[0]
+    transfers = [{"op": "down", "bytes": size, "timeline": True}, {"op": "up", "bytes": size, "timeline": True}]
+    result = cluster.run({0: [{"op": "ping", "count": 30, "interval": 0.02}, *transfers * BULK_RUNS]})[0]
     idle = result[0]["rtts"]
     round_trip = statistics.median(idle)
-    downs = [size / (r["end"] - r["first"]) for r in result[1::2]]
-    ups = [size / (r["end"] - r["start"] - round_trip) for r in result[2::2]]
+    downs = [_transfer_rate(r, size, r["end"] - r["first"]) for r in result[1::2]]
+    ups = [_transfer_rate(r, size, r["end"] - r["start"] - round_trip) for r in result[2::2]]
     down, up = max(downs), max(ups)
     runs = {name: ", ".join(f"{8 * r / 1e6:.2f}" for r in rates) for name, rates in (("down", downs), ("up", ups))}
-    say(f"  one connection, the faster of {BULK_RUNS} transfers: {8 * down / 1e6:.2f} Mbit/s down ({runs['down']}), "
-        f"{8 * up / 1e6:.2f} up ({runs['up']}) (payload); idle round trip {round_trip * 1e3:.2f} ms")
+    say(f"  one connection, the best {BULK_WINDOW_S:g} s of {BULK_RUNS} transfers: {8 * down / 1e6:.2f} Mbit/s down "
+        f"({runs['down']}), {8 * up / 1e6:.2f} up ({runs['up']}) (payload); idle round trip {round_trip * 1e3:.2f} ms")
     return down, up, idle
+
+
+def _transfer_rate(result: dict[str, Any], size: int, seconds: float) -> float:
+    """A bulk transfer's rate at its receiving end; its average where its reads span less than a
+    window (a link so fast that a transfer sized by ``_guess_rate`` ends sooner)."""
+    best = best_window_rate(result.get("segments", []), result.get("transfer_segments", 0), size, BULK_WINDOW_S)
+    return best if best is not None else size / max(seconds, 1e-9)
 
 
 def _loaded_round_trips(cluster: Any, down_rate: float, up_rate: float,

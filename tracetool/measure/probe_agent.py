@@ -5,7 +5,8 @@
 
 The server answers each connection's requests in its own thread: ``D n`` sends n bytes (a
 parameter download), ``U n`` reads n bytes and acknowledges them with one byte (a gradient
-upload and its applied update), ``P`` answers one byte (a round trip), ``T`` its monotonic
+upload and its applied update), ``V n`` reads n bytes too and answers with the segment count as
+they came (``bulk_rate``), ``P`` answers one byte (a round trip), ``T`` its monotonic
 clock. ``PUT key n`` + n bytes and ``GET key`` make it a mailbox through which the hosts of a
 real cluster pass plans and results; ``QUIT`` ends it.
 
@@ -81,16 +82,72 @@ def _serve_connection(conn: socket.socket, mailbox: _Mailbox) -> None:
                     sent = min(left, CHUNK)
                     conn.sendall(blob[:sent])
                     left -= sent
-            elif command == "U":
-                left = int(size)
-                while left > 0:
-                    data = reader.read1(min(left, CHUNK))
-                    if not data:
-                        return
-                    left -= len(data)
-                conn.sendall(b"k")
+            elif command in ("U", "V"):
+                segments = _SegmentClock(conn) if command == "V" else None
+                if not _receive(reader, int(size), segments):
+                    return
+                if segments is None:
+                    conn.sendall(b"k")
+                else:
+                    reply = json.dumps(segments.report()).encode()
+                    conn.sendall(f"k{len(reply)}\n".encode() + reply)
     except OSError:
         return
+
+
+def _receive(reader: Any, size: int, segments: _SegmentClock | None) -> bool:
+    """Read an upload's ``size`` bytes (False if the peer left), reading the segment count as it goes."""
+    left = size
+    while left > 0:
+        data = reader.read1(min(left, CHUNK))
+        if not data:
+            return False
+        left -= len(data)
+        if segments is not None:
+            segments.tick()
+    return True
+
+
+class _SegmentClock:
+    """The data segments a socket has received so far, as the kernel counts them (TCP_INFO's
+    ``tcpi_data_segs_in``), read every few milliseconds of a bulk transfer (``bulk_rate``). The
+    kernel counts a segment as it arrives, out of order or not, whether or not the program is
+    reading then; each reading is bracketed by the clock before and after it."""
+
+    every_s = 0.002
+
+    def __init__(self, conn: socket.socket) -> None:
+        self.conn = conn
+        self.first = _data_segments_in(conn)
+        self.samples: list[list[float]] = []
+        self.last = float("-inf")
+
+    def tick(self) -> None:
+        if self.first is not None and time.monotonic() - self.last >= self.every_s:
+            self.sample()
+
+    def sample(self) -> None:
+        before = time.monotonic()
+        segments = _data_segments_in(self.conn)
+        self.last = time.monotonic()
+        self.samples.append([before, self.last, segments])
+
+    def report(self) -> dict[str, Any]:
+        """The readings, and the segments the whole transfer took (to turn segments into bytes)."""
+        if self.first is None:
+            return {"segments": [], "transfer_segments": 0}
+        self.sample()
+        return {"segments": self.samples, "transfer_segments": self.samples[-1][2] - self.first}
+
+
+TCP_INFO_DATA_SEGS_IN = 152  # offset of tcpi_data_segs_in in struct tcp_info (Linux 4.6 and later)
+
+
+def _data_segments_in(conn: socket.socket) -> int | None:
+    info = conn.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 256)
+    if len(info) < TCP_INFO_DATA_SEGS_IN + 4:
+        return None
+    return int.from_bytes(info[TCP_INFO_DATA_SEGS_IN:TCP_INFO_DATA_SEGS_IN + 4], sys.byteorder)
 
 
 def serve(port: int, address: str = "0.0.0.0") -> None:
@@ -197,7 +254,10 @@ def _connect(address: str, port: int, timeout_s: float = 10.0) -> socket.socket:
             time.sleep(0.05)
 
 
-def _download(conn: socket.socket, size: int) -> dict[str, float]:
+def _download(conn: socket.socket, size: int, timeline: bool = False) -> dict[str, Any]:
+    """A download's start, first byte and end; with ``timeline`` the segment count as it arrived
+    (``_SegmentClock``, on this host's clock)."""
+    segments = _SegmentClock(conn) if timeline else None
     start = time.monotonic()
     conn.sendall(f"D {size}\n".encode())
     got, first = 0, None
@@ -207,13 +267,18 @@ def _download(conn: socket.socket, size: int) -> dict[str, float]:
             raise ConnectionError("the probe server closed the connection")
         first = first or time.monotonic()
         got += len(data)
-    return {"start": start, "first": first or start, "end": time.monotonic()}
+        if segments is not None:
+            segments.tick()
+    counted = segments.report() if segments is not None else {}  # its last reading before the end
+    return {"start": start, "first": first or start, "end": time.monotonic(), **counted}
 
 
-def _upload(conn: socket.socket, size: int) -> dict[str, float]:
+def _upload(conn: socket.socket, size: int, timeline: bool = False) -> dict[str, Any]:
+    """An upload's start and acknowledgement; with ``timeline`` the segment count as the server
+    received them (``_SegmentClock``, on the server's clock)."""
     blob = b"u" * min(size, CHUNK)
     start = time.monotonic()
-    conn.sendall(f"U {size}\n".encode())
+    conn.sendall(f"{'V' if timeline else 'U'} {size}\n".encode())
     left = size
     while left > 0:
         sent = min(left, len(blob))
@@ -221,7 +286,33 @@ def _upload(conn: socket.socket, size: int) -> dict[str, float]:
         left -= sent
     if conn.recv(1) != b"k":
         raise ConnectionError("the probe server did not acknowledge an upload")
-    return {"start": start, "end": time.monotonic()}
+    result: dict[str, Any] = {"start": start, "end": time.monotonic()}
+    if timeline:
+        received = json.loads(_receive_exactly(conn, int(_receive_line(conn))))
+        result.update(server_segments=received["segments"], transfer_segments=received["transfer_segments"])
+    return result
+
+
+def _receive_line(conn: socket.socket) -> bytes:
+    """One line, byte by byte: nothing follows it on the connection until the next request."""
+    line = b""
+    while not line.endswith(b"\n"):
+        byte = conn.recv(1)
+        if not byte:
+            raise ConnectionError("the probe server closed the connection")
+        line += byte
+    return line
+
+
+def _receive_exactly(conn: socket.socket, size: int) -> bytes:
+    parts, left = [], size
+    while left > 0:
+        data = conn.recv(min(left, CHUNK))
+        if not data:
+            raise ConnectionError("the probe server closed the connection")
+        parts.append(data)
+        left -= len(data)
+    return b"".join(parts)
 
 
 def _pings(conn: socket.socket, count: int, interval_s: float, until: float | None = None) -> dict[str, list[float]]:
@@ -283,9 +374,9 @@ def _run_plan(link: ServerLink, plan: list[dict[str, Any]]) -> list[dict[str, An
             time.sleep(max(0.0, at - offset - time.monotonic()))
         op = action["op"]
         if op == "down":
-            results.append(_download(conn, int(action["bytes"])))
+            results.append(_download(conn, int(action["bytes"]), bool(action.get("timeline"))))
         elif op == "up":
-            results.append(_upload(conn, int(action["bytes"])))
+            results.append(_upload(conn, int(action["bytes"]), bool(action.get("timeline"))))
         elif op == "ping":
             until = action.get("until")
             results.append(_pings(conn, int(action["count"]), float(action.get("interval", 0.02)),
@@ -300,6 +391,11 @@ def _run_plan(link: ServerLink, plan: list[dict[str, Any]]) -> list[dict[str, An
                 result[key] += offset
         if "times" in result:
             result["times"] = [t + offset for t in result["times"]]
+        if "segments" in result:
+            result["segments"] = [[before + offset, after + offset, count]
+                                  for before, after, count in result["segments"]]
+        if "server_segments" in result:  # already on the server's clock
+            result["segments"] = result.pop("server_segments")
         if "spans" in result:
             result["spans"] = [[t + offset for t in span] for span in result["spans"]]
     return results
