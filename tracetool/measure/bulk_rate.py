@@ -4,8 +4,8 @@ A transfer's average rate (its bytes over its duration) is what the line gave *a
 programs at its ends let it carry. On a busy host either end pauses now and then, and a sender's
 socket buffer at a short round trip holds only milliseconds of traffic, so the line idles too:
 stopping the probe's agents for 150 ms every 1.25 s cut a 100mbit link's bulk goodput to 73-84
-Mbit/s (the line rate read 79 and 88). A CI machine short of CPU read 93.4 and 97.2 Mbit/s on
-links shaped to 100 and 50 (the faster of two 2 s transfers each).
+Mbit/s (the line rate read 79 and 88). A CI machine short of CPU read 93.4 of 100 Mbit/s and
+48.6 of 50 (the faster of two 2 s transfers each).
 
 The receiver therefore reads, every few milliseconds, how many data segments its socket has
 received (the kernel's count, which goes on while the program stalls and takes in segments that
@@ -30,14 +30,12 @@ from collections.abc import Sequence
 
 import numpy as np
 
-# One reading: (clock before it, clock after it, data segments received so far).
-SegmentReading = tuple[float, float, int]
-
 
 def best_window_rate(readings: Sequence[Sequence[float]], transfer_segments: int, transfer_bytes: int,
                      window_s: float) -> float | None:
     """Payload bytes per second over the best window of at least ``window_s``; None when the
-    readings span less than one window (or the kernel gave no segment count)."""
+    readings span less than one window (or the kernel gave no segment count). Each reading is
+    (clock before it, clock after it, data segments received so far)."""
     if window_s <= 0:
         raise ValueError("a rate window must last more than zero seconds")
     if len(readings) < 2 or transfer_segments <= 0:

@@ -282,8 +282,9 @@ def _bulk_rates(cluster: Any, guess_bytes_per_s: float, say: Callable[[str], Non
 
 
 def _transfer_rate(result: dict[str, Any], size: int, seconds: float) -> float:
-    """A bulk transfer's rate at its receiving end; its average where its reads span less than a
-    window (a link so fast that a transfer sized by ``_guess_rate`` ends sooner)."""
+    """A bulk transfer's rate at its receiving end; its average where its segment readings span
+    less than a window (a link so fast that a transfer sized by ``_guess_rate`` ends sooner) or the
+    kernel gave no count."""
     best = best_window_rate(result.get("segments", []), result.get("transfer_segments", 0), size, BULK_WINDOW_S)
     return best if best is not None else size / max(seconds, 1e-9)
 
