@@ -9,10 +9,10 @@ traced by ``tracetool measure --workers 1 --trace-steps K --out DIR``, and print
 - the measured mean and median step (``DIR/step-times/workers-1-run-1.csv``) and the steps that
   stalled (over the median by more than ``--stall-ms``: a TCP retransmission timeout after a tail
   loss is about 200 ms), with the share of the window they cost;
-- from the traced steps (``DIR/traces/workers-1/worker-0``): the end of the last download, the
-  start of the first forward op that needs a downloaded parameter, the end of the last upload, and
-  the order in which the ``--top`` largest parameters arrived (the same in every step when
-  the column reads ``same``).
+- from the traced steps (``DIR/traces/workers-1/worker-0``), medians over the steps: the end of
+  the last download, the starts of the first forward and backward layers, the end of the last
+  upload, and the share of the download's bytes that had arrived when the forward pass began
+  (small where the first layers' parameters came first).
 
 Prints figures; not a test:
 
@@ -45,10 +45,10 @@ def step_seconds(folder: Path) -> list[float]:
 
 
 def traced_landmarks(records: list[OpRecord]) -> tuple[float, float, float, float, float] | None:
-    """Ms from the step's first op: the last download's end, the first forward and backward ops'
-    starts (convolutions and matmuls of at least ``HEAVY_US`` on the worker), the last upload's end; and the share of
-    the step's download bytes in by the forward's start. None for a step whose trace stopped
-    before its uploads."""
+    """Ms from the step's first op: the last download's end, the first forward and backward layers'
+    starts (convolutions and matmuls of at least ``HEAVY_US`` on the worker), the last upload's
+    end; and the share of the step's download bytes in by the forward's start. None for a step
+    whose trace stopped before its uploads."""
     downloads = [r for r in records if r.transfer is not None and job_of(r.transfer.src_device) == "ps"]
     uploads = [r for r in records if r.transfer is not None and job_of(r.transfer.src_device) != "ps"]
     heavy = [r for r in records if job_of(r.device) == "worker" and r.transfer is None and r.duration_us >= HEAVY_US
