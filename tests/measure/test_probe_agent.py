@@ -73,7 +73,7 @@ def server() -> Iterator[int]:
 
 @pytest.mark.parametrize("transport", ["tcp", "grpc"])
 def test_a_plan_of_steps_records_each_step_after_the_warm_up_on_the_servers_clock(server: int, transport: str):
-    """Steps of 200 kB each way with 20 ms of compute for 0.3 s of warm-up and 0.6 s of window,
+    """Steps of 200 kB each way with 20 ms of compute for 0.3 s of warm-up and 1.2 s of window,
     over the agent's TCP connection or as gRPC calls to the server's next port: every recorded
     step began after the warm-up, its download ends before its compute, its upload starts 20 ms
     later, and the spans read as a probe point of one worker."""
@@ -81,14 +81,14 @@ def test_a_plan_of_steps_records_each_step_after_the_warm_up_on_the_servers_cloc
     t0 = link.now() + 0.1
     link.close()
     plan = [{"op": "steps", "download": 200_000, "upload": 200_000, "compute": 0.02, "at": t0,
-             "warm_until": t0 + 0.3, "until": t0 + 0.9, "transport": transport}]
+             "warm_until": t0 + 0.3, "until": t0 + 1.5, "transport": transport}]
     result = probe_agent.run("127.0.0.1", server, plan)
     spans = result[0]["spans"]
-    assert len(spans) >= 5  # about 20 ms a step on loopback
+    assert len(spans) >= 5  # about 30 ms a step on loopback: a busy host still fits five
     for start, downloaded, upload_start, acknowledged in spans:
         assert t0 + 0.3 <= start < downloaded < upload_start < acknowledged
         assert upload_start - downloaded >= 0.02
-        assert start < t0 + 0.9
+        assert start < t0 + 1.5
     assert all(later[0] >= earlier[3] for earlier, later in zip(spans, spans[1:], strict=False))
     point = summarize_spans([[tuple(span) for span in spans]], 200_000, 200_000)
     assert point.workers == 1 and point.steps_per_second > 10
