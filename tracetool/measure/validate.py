@@ -235,7 +235,9 @@ def twin_agreement(m: MeasureRequest) -> Any:
     def check(runs: list[list[dict[str, Any]]]) -> str | None:
         model, probe = runs
         if any(run.get("workers") == 1 for run in model + probe):
-            return None  # the calibration meets the probe's lone rate, whatever it is
+            # a lone row is not the twin's to meet: the model's graph replays its own profile there
+            # (the chain's lone compute is fitted to the probe's lone rate, whatever it is)
+            return None
         return twin_runs_disagree(model, probe, limit)
 
     return check
