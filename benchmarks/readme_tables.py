@@ -81,7 +81,7 @@ def point_table(root: Path) -> list[str]:
     return out
 
 
-def graph_twin_totals(root: Path) -> tuple[int, str]:
+def graph_twin_totals(root: Path) -> str:
     """The graph twin's rows and their summary (``N rows, median A%, max B%, none over 8%``)."""
     for line in turns_table(root, "--folder", GRAPH_TWIN):
         row = cells(line)
@@ -89,7 +89,7 @@ def graph_twin_totals(root: Path) -> tuple[int, str]:
             median, rest = row[4].split(" / ")
             maximum, over = rest.split(", ")
             over_text = "none over 8%" if over.startswith("0 ") else over
-            return int(row[1]), f"{row[1]} rows, median {median}, max {maximum}, {over_text}"
+            return f"{row[1]} rows, median {median}, max {maximum}, {over_text}"
     raise SystemExit("turns_table.py printed no graph-twin row: no point validated with the graph twin")
 
 
@@ -109,7 +109,7 @@ def replace_count(text: str, name: str, value: str) -> str:
 def rewritten(readme: str, root: Path) -> str:
     points = point_table(root)
     graph_points = len(points) - 2
-    _rows, totals = graph_twin_totals(root)
+    totals = graph_twin_totals(root)
     environments = environment_table(root)
     all_points = next(int(cells(row)[1].split()[0]) for row in environments[2:] if cells(row)[0] == "all")
     text = replace_block(readme, "environments", environments)
