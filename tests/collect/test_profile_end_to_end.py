@@ -26,6 +26,14 @@ def tracetool_argv(*args: str) -> list[str]:
     return [sys.executable, "-m", "tracetool.cli", *args]
 
 
+def _running(pid: int) -> bool:
+    """Alive and not a zombie; a process may leave between two reads of /proc."""
+    try:
+        return "zombie" not in Path(f"/proc/{pid}/status").read_text().lower()
+    except FileNotFoundError:
+        return False
+
+
 def our_namespaces(pid: int) -> list[str]:
     return [n for n in netns.list_namespaces() if n.startswith(f"{netns.NAMESPACE_PREFIX}{pid}-")]
 
@@ -123,7 +131,7 @@ def test_ctrl_c_cleans_up_processes_and_namespace(tmp_path: Path):
     assert "Traceback" not in stderr
     assert not our_namespaces(proc.pid)
     for pid in task_pids:
-        assert not Path(f"/proc/{pid}").exists() or "zombie" in Path(f"/proc/{pid}/status").read_text().lower()
+        assert not _running(pid)
     assert not out.exists()
 
 
@@ -141,7 +149,10 @@ def test_a_crashed_ps_is_reported_in_one_line(tmp_path: Path):
     while time.monotonic() < deadline and ps_pid is None:
         for name in our_namespaces(proc.pid):
             for pid in netns.namespace_pids(name):
-                cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ")
+                try:  # a process listed a moment ago (a short-lived helper) may be gone already
+                    cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ")
+                except FileNotFoundError:
+                    continue
                 if b"--job ps" in cmdline:
                     ps_pid = pid
         time.sleep(0.2)

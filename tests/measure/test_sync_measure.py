@@ -165,7 +165,10 @@ def test_sync_and_backup_clusters_with_a_slowed_worker(tmp_path: Path):
         assert point["gradients_applied_per_second"] == pytest.approx(r * point["updates_per_second"])
         (slowed,) = data["slow_workers"]
         assert slowed["task_index"] == 1 and slowed["cores"] == 0.5 and slowed["period_us"] <= 10_000
-        assert 1.6 < slowed["measured_slowdown"] < 3.5
+        # the quota holds the throttled steps to half a core; how much slower that makes them depends on how
+        # much of a core they used free: here 2.1-2.8x, on a CI machine once 1.42x
+        assert slowed["cpu_cores_throttled"] < 0.55, slowed
+        assert 1.2 < slowed["measured_slowdown"] < 3.5, slowed
         assert point["per_worker"][1]["cpu_cores"] < 0.55  # held to its half core
     (s,), (b,) = sync["points"], backup["points"]
     assert s["gradients_dropped_per_second"] < 0.05 * s["steps_per_second"]  # R = N: every gradient counts
