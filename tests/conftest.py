@@ -28,6 +28,15 @@ def real_trace_files() -> list[Path]:
 # the README's test command leaves them out to keep the suite within CI's 20 minutes.
 SLOW_TESTS = os.environ.get("TFSIM_SLOW_TESTS") == "1"
 
+def process_running(pid: int) -> bool:
+    """Alive and not a zombie. A process may leave between two reads of /proc, so a missing entry
+    counts as gone rather than as an error."""
+    try:
+        return "zombie" not in Path(f"/proc/{pid}/status").read_text().lower()
+    except FileNotFoundError:
+        return False
+
+
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="real clusters run in network namespaces, which need root")
 
 

@@ -12,7 +12,7 @@ import textwrap
 import time
 from pathlib import Path
 
-from tests.conftest import REPO_ROOT, needs_root
+from tests.conftest import REPO_ROOT, needs_root, process_running
 from tracetool.cluster import netns, preloaded
 from tracetool.cluster.processes import TaskGroup, python_module_argv
 from tracetool.cluster.task_spec import TaskSpec
@@ -108,4 +108,4 @@ def test_a_killed_tool_takes_its_forked_tasks_and_preloader_with_it(tmp_path: Pa
         time.sleep(0.1)
     for pid in (task_pid, preloader_pid):
         # gone, or a zombie of init's until it reaps it
-        assert not Path(f"/proc/{pid}").exists() or "zombie" in Path(f"/proc/{pid}/status").read_text().lower()
+        assert not process_running(pid)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO_ROOT, needs_root
+from tests.conftest import REPO_ROOT, needs_root, process_running
 from tracetool.cluster import netns
 from tracetool.graph.builder import build_stepgraph_from_path
 from tracetool.graph.stepgraph import DOWNLOAD, UPLOAD
@@ -24,14 +24,6 @@ SMALL_MLP = ["--model", "mlp", "--model-arg", "width=64", "--batch-size", "8"]
 
 def tracetool_argv(*args: str) -> list[str]:
     return [sys.executable, "-m", "tracetool.cli", *args]
-
-
-def _running(pid: int) -> bool:
-    """Alive and not a zombie; a process may leave between two reads of /proc."""
-    try:
-        return "zombie" not in Path(f"/proc/{pid}/status").read_text().lower()
-    except FileNotFoundError:
-        return False
 
 
 def our_namespaces(pid: int) -> list[str]:
@@ -131,7 +123,7 @@ def test_ctrl_c_cleans_up_processes_and_namespace(tmp_path: Path):
     assert "Traceback" not in stderr
     assert not our_namespaces(proc.pid)
     for pid in task_pids:
-        assert not _running(pid)
+        assert not process_running(pid)
     assert not out.exists()
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from replay.engine.slowdown import read_step_times_csv
-from tests.conftest import REPO_ROOT, needs_root
+from tests.conftest import REPO_ROOT, needs_root, process_running
 from tracetool.cluster import netns
 from tracetool.errors import ToolError
 from tracetool.graph.read_runmetadata import read_runmetadata
@@ -257,13 +257,6 @@ def _algorithm_the_host_does_not_allow() -> str | None:
     return next((a for a in available if a not in allowed), None)
 
 
-def _running(pid: int) -> bool:
-    try:
-        return "zombie" not in Path(f"/proc/{pid}/status").read_text().lower()
-    except FileNotFoundError:
-        return False
-
-
 @pytest.mark.cluster
 @needs_root
 def test_sigkilled_measurement_is_cleaned_up_by_the_next_run(tmp_path: Path):
@@ -287,11 +280,11 @@ def test_sigkilled_measurement_is_cleaned_up_by_the_next_run(tmp_path: Path):
     proc.kill()
     proc.wait()
     deadline = time.monotonic() + 5
-    while any(_running(pid) for pid in task_pids) and time.monotonic() < deadline:
+    while any(process_running(pid) for pid in task_pids) and time.monotonic() < deadline:
         time.sleep(0.1)
     # died with their parent (a zombie is dead: where this test process is a child subreaper, having
     # forked tasks of its own, the killed run's tasks become its zombies until it ends)
-    assert [pid for pid in task_pids if _running(pid)] == []
+    assert [pid for pid in task_pids if process_running(pid)] == []
     left = {
         "namespaces": _namespaces_of(proc.pid),
         "spec folders": list(Path(tempfile.gettempdir()).glob(f"tfsim-spec-{proc.pid}-*")),
