@@ -5,9 +5,19 @@ from __future__ import annotations
 
 import pytest
 
+from replay.synthetic import GraphBuilder
 from tests.conftest import TRACES_DIR
 from tests.measure.test_probe_schedule import _two_layer_step
-from tracetool.graph.stepgraph import load_stepgraph
+from tracetool.graph.stepgraph import (
+    COMPUTE,
+    DOWNLOAD,
+    PS_COMPUTE,
+    STEP_END,
+    STEP_START,
+    UPLOAD,
+    StepGraph,
+    load_stepgraph,
+)
 from tracetool.measure.probe_graph_schedule import GraphSchedule, fold_short_groups, graph_schedule
 from tracetool.measure.probe_schedule import probe_schedule, release_order
 from tracetool.measure.tensorflow_probe import graph_twin_probe_model_source
@@ -125,3 +135,65 @@ def test_the_widest_level_counts_groups_no_path_joins():
     chain = GraphSchedule(tensor_bytes=(8,), gates=((0,),), group_inputs=((), (0,), (1,)),
                           group_compute_s=(0.001,) * 3, release_group=(2,))
     assert widest_level(chain) == 1
+
+
+def _lookup_step() -> StepGraph:
+    """An embedding lookup on the PS, as widedeep's: the worker makes the batch's ids (0.1 ms), the
+    PS takes them (2 KB up) and gathers the rows (32 KB down) that the embedding op reads; a dense
+    layer reads w (2 KB) from the step's start. The dense layer's gradient is 2 KB like the ids and
+    leaves after them, the rows' gradient last."""
+    b = GraphBuilder()
+    start = b.add(STEP_START, "step_start")
+    table = b.add(PS_COMPUTE, "table", 5.0, start_offset_us=0.0, after=(start,))
+    w = b.add(DOWNLOAD, "w", bytes_=2048, start_offset_us=50.0, after=(start,))
+    ids = b.add(COMPUTE, "ids", 100.0, start_offset_us=0.0, after=(start,))
+    sent = b.add(UPLOAD, "ids_up", bytes_=2048, start_offset_us=100.0, after=(ids,))
+    lookup = b.add(PS_COMPUTE, "lookup", 20.0, start_offset_us=400.0, after=(table, sent))
+    rows = b.add(DOWNLOAD, "rows", bytes_=32768, start_offset_us=420.0, after=(lookup,))
+    dense = b.add(COMPUTE, "dense", 1000.0, start_offset_us=300.0, after=(w,))
+    embed = b.add(COMPUTE, "embed", 500.0, start_offset_us=1500.0, after=(rows, dense))
+    back = b.add(COMPUTE, "back", 800.0, start_offset_us=2000.0, after=(embed,))
+    g_w = b.add(UPLOAD, "g_w", bytes_=2048, start_offset_us=2800.0, after=(back,))
+    back_rows = b.add(COMPUTE, "back_rows", 300.0, start_offset_us=2800.0, after=(back,))
+    g_rows = b.add(UPLOAD, "g_rows", bytes_=32768, start_offset_us=3100.0, after=(back_rows,))
+    b.add(STEP_END, "step_end", after=(g_w, g_rows))
+    return b.build()
+
+
+def test_a_download_the_ps_makes_from_a_worker_tensor_pulls_it_first():
+    """The rows wait for the ids the PS took from the worker, made by the ids' group; the ids are
+    no gradient, though the same size as w's (which leaves after the backward pass); groups that
+    read the rows come after the ids' group."""
+    schedule = graph_schedule(_lookup_step())
+    assert schedule.tensor_bytes == (2048, 32768)
+    assert schedule.pull_bytes == (2048,)
+    ids_group = schedule.pull_group[0]
+    assert ids_group >= 0
+    assert schedule.pulled_by == ((), (0,))
+    assert schedule.release_group[0] != ids_group  # w's gradient is g_w, not the ids
+    assert all(ids_group < g for g in schedule.gates[1])
+    folded = fold_short_groups(schedule, 1e-3)  # the ids' 0.1 ms group stays: the PS pulls from it
+    assert folded.pull_bytes == (2048,) and folded.pulled_by == ((), (0,))
+    assert folded.group_compute_s[folded.pull_group[0]] == pytest.approx(1e-4)
+    source = graph_twin_probe_model_source("widedeep", schedule, 0.001)
+    namespace: dict = {}
+    exec(compile(source.replace("from tracetool.measure.probe_model import build_graph_twin_probe_loss", ""),
+                 "probe_model.py", "exec"), namespace)
+    assert namespace["PULL_BYTES"] == [2048] and namespace["PULLED_BY"] == [[], [0]]
+    assert "PULL_BYTES, PULL_GROUP, PULLED_BY)" in source
+
+
+@pytest.mark.parametrize("model", ["inception", "resnet", "vgg", "alexnet", "mlp"])
+def test_dense_models_pull_nothing_so_their_twins_stay_as_they_were(model: str):
+    schedule = graph_schedule(load_stepgraph(TRACES_DIR / model / "graph.json"))
+    assert schedule.pull_bytes == () and schedule.pulled_by == ()
+    assert "PULL_BYTES" not in graph_twin_probe_model_source(model, schedule, 0.001)
+
+
+def test_a_schedule_naming_pulls_it_does_not_have_is_refused():
+    with pytest.raises(ValueError, match="1 pulled tensors but 0 groups"):
+        GraphSchedule(tensor_bytes=(8,), gates=((0,),), group_inputs=((),), group_compute_s=(0.001,),
+                      release_group=(0,), pull_bytes=(8,))
+    with pytest.raises(ValueError, match="outside 0..0"):
+        GraphSchedule(tensor_bytes=(8,), gates=((0,),), group_inputs=((),), group_compute_s=(0.001,),
+                      release_group=(0,), pull_bytes=(8,), pull_group=(0,), pulled_by=((1,),))

@@ -114,6 +114,34 @@ def test_the_graph_twin_waits_only_for_its_groups_inputs(tmp_path: Path):
     assert waits["tensor_1"] == ({"tensor_0", "tensor_1", "tensor_2"}, 3)  # every group
 
 
+# groups 0 (reads tensor 0) and 1 (reads tensor 1) wait for nothing else; group 2 reads tensor 2
+# after group 0, and the PS takes 2 KB from the worker, made by group 0, before it sends tensor 2
+PULLING_TWIN = GraphSchedule(tensor_bytes=tuple(TENSOR_BYTES), gates=((0,), (1,), (2,)), group_inputs=((), (), (0,)),
+                             group_compute_s=(0.001, 0.002, 0.001), release_group=(0, -1, 2),
+                             pull_bytes=(2048,), pull_group=(0,), pulled_by=((), (), (0,)))
+
+
+def test_the_ps_takes_the_pulled_tensor_from_the_worker_before_it_sends_the_tensor(tmp_path: Path):
+    """The pulled tensor is made on the worker after group 0 and summed on the PS into tensor 2's
+    read, so TensorFlow sends its 2 KB up before tensor 2 can come down; tensor 2's gradient is
+    still its own size and leaves after group 2, and the other tensors are read as before."""
+    training = _training_graph(tmp_path, twin="graph", graph_twin=PULLING_TWIN)
+    ops = training.graph.get_operations()
+    taken = [op for op in ops if "/job:ps" in op.device and not op.type.startswith("ResourceApply")
+             and any("/job:worker" in t.op.device for t in op.inputs)]
+    assert len(taken) == 1
+    pulled = taken[0].inputs[0]
+    assert pulled.op.type == "Fill" and pulled.shape.num_elements() * 4 == 2048
+    made_from = {t.op.type for t in pulled.op.inputs[1].op.inputs}
+    assert "Reshape" in made_from  # group 0's wait, reshaped to a scalar
+    sent = [op for op in ops if op.type == "AddV2" and "/job:ps" in op.device]
+    assert len(sent) == 1 and sent[0].outputs[0].shape.num_elements() == 10_000
+    assert all(consumer.device.startswith("/job:worker") for consumer in sent[0].outputs[0].consumers())
+    waits = _gradient_waits(training)
+    assert waits["tensor_2"] == ({"tensor_0", "tensor_2"}, 2)  # groups 0 and 2
+    assert waits["tensor_0"] == ({"tensor_0"}, 1)
+
+
 def test_a_group_shorter_than_its_call_is_folded_into_the_next(tmp_path: Path):
     """Group 0 becomes part of group 1: one wait, for both tensors' reads."""
     waits = _gradient_waits(_training_graph(tmp_path, twin="graph", graph_twin=SHORT_FIRST_GROUP))

@@ -24,6 +24,16 @@ steps/s (the model 2.29 and 2.25; the chain 1.96), two workers 3.72, 3.29 and 4.
 folded and its waits made precise (``fold_short_groups``, ``probe_model``); validated with it
 (``tracetool validate --twin-shape graph``), two workers were predicted 0.3% low, where the chain
 had them 18.9% low.
+
+Some downloads wait for an upload: an embedding lookup runs on the PS next to its table, so the
+PS takes the batch's ids from the worker before it sends the rows (widedeep: 2 KB of ids up,
+then 33 KB of rows down). The twin pulls a worker tensor of that size into the PS op that makes
+such a download (``pull_bytes``), after the group that produced it, because behind a deep buffer
+the round trip is what the step waits for: the PS's request waits behind the other workers'
+parameters, the ids behind their gradients. Without it widedeep's twin ran two workers at 2.55 to
+2.61 steps/s behind CUBIC's 100 ms at 10mbit, the model at 2.39 to 2.44 (in turns, nothing else
+differing: the lone worker 1.39 against 1.37 and 1.39), and the prediction, fitted to the twin,
+read the model 6% high.
 """
 
 from __future__ import annotations
@@ -34,6 +44,7 @@ from typing import Any
 
 import networkx as nx
 
+from tracetool.graph.stepgraph import PS_COMPUTE, UPLOAD
 from tracetool.measure.probe_schedule import probe_tensors, release_order
 
 
@@ -42,13 +53,31 @@ class GraphSchedule:
     """The probe's step: tensor ``i`` of ``tensor_bytes`` is downloaded; group ``g`` computes
     ``group_compute_s[g]`` once the groups in ``group_inputs[g]`` (all of lower index) are done
     and the tensors whose ``gates`` list holds ``g`` have arrived; tensor ``i``'s gradient leaves
-    once group ``release_group[i]`` is done (-1: once every group is)."""
+    once group ``release_group[i]`` is done (-1: once every group is). The PS takes worker
+    tensor ``p`` of ``pull_bytes`` once group ``pull_group[p]`` is done (-1: at the step's start)
+    and sends tensor ``i`` only once it has taken the tensors ``pulled_by[i]`` (empty: none)."""
 
     tensor_bytes: tuple[int, ...]
     gates: tuple[tuple[int, ...], ...]
     group_inputs: tuple[tuple[int, ...], ...]
     group_compute_s: tuple[float, ...]
     release_group: tuple[int, ...]
+    pull_bytes: tuple[int, ...] = ()
+    pull_group: tuple[int, ...] = ()
+    pulled_by: tuple[tuple[int, ...], ...] = ()
+
+    def __post_init__(self) -> None:
+        if len(self.pull_group) != len(self.pull_bytes):
+            raise ValueError(f"{len(self.pull_bytes)} pulled tensors but {len(self.pull_group)} groups producing them")
+        if self.pulled_by and len(self.pulled_by) != len(self.tensor_bytes):
+            raise ValueError(f"pulled_by names {len(self.pulled_by)} tensors, the step downloads "
+                             f"{len(self.tensor_bytes)}")
+        if any(not 0 <= p < len(self.pull_bytes) for pulls in self.pulled_by for p in pulls):
+            raise ValueError(f"pulled_by names a pulled tensor outside 0..{len(self.pull_bytes) - 1}")
+
+    def pulls_of(self, tensor: int) -> tuple[int, ...]:
+        """The worker tensors the PS takes before it sends ``tensor``."""
+        return self.pulled_by[tensor] if self.pulled_by else ()
 
     @property
     def compute_s(self) -> float:
@@ -63,8 +92,9 @@ def graph_schedule(graph: Any, compute_scale: float = 1.0) -> GraphSchedule:
     nodes = graph.nodes
     downloads = probe_tensors(graph)
     computes = [n.id for n in nodes if n.kind == "compute"]
+    whole = graph.to_networkx()
     # the worker's compute ops among themselves (a step graph is acyclic: check_invariants)
-    ops = graph.to_networkx().subgraph(computes)
+    ops = nx.DiGraph(whole.subgraph(computes))
     download_readers: dict[int, set[int]] = defaultdict(set)
     senders: dict[int, int] = {}  # upload node -> the compute op that produced it
     for edge in graph.edges:
@@ -72,6 +102,13 @@ def graph_schedule(graph: Any, compute_scale: float = 1.0) -> GraphSchedule:
             download_readers[edge.src].add(edge.dst)
         elif edge.src in ops and nodes[edge.dst].kind == "upload":
             senders[edge.dst] = edge.src
+    pulls_by_download = {d: _pulled_uploads(whole, nodes, d) for d in downloads}
+    pulls = sorted({u for found in pulls_by_download.values() for u in found},
+                   key=lambda u: (nodes[u].start_offset_us, u))
+    # a download's readers run after what the PS took for it was produced, so the groups' order
+    # (and the twin's build) has the producer first
+    ops.add_edges_from((senders[u], reader) for d, found in pulls_by_download.items() for u in found
+                       if u in senders for reader in download_readers[d])
     reads_download = {op for readers in download_readers.values() for op in readers}
     sends = set(senders.values())
 
@@ -92,14 +129,35 @@ def graph_schedule(graph: Any, compute_scale: float = 1.0) -> GraphSchedule:
     busy_us = _busy_shares(nodes, order)
     group_inputs = tuple(tuple(sorted({group_of[p] for op in group for p in ops.predecessors(op)} - {g}))
                          for g, group in enumerate(members))
-    releases = release_order(graph, downloads)
+    releases = release_order(graph, downloads, skip=frozenset(pulls))
+    pull_index = {u: p for p, u in enumerate(pulls)}
     return GraphSchedule(
         tensor_bytes=tuple(nodes[i].bytes for i in downloads),
         gates=tuple(tuple(sorted({group_of[op] for op in download_readers[i]})) for i in downloads),
         group_inputs=group_inputs,
         group_compute_s=tuple(compute_scale * sum(busy_us[op] for op in group) / 1e6 for group in members),
         release_group=tuple(group_of[senders[u]] if u is not None and u in senders else -1 for u in releases),
+        pull_bytes=tuple(nodes[u].bytes for u in pulls),
+        pull_group=tuple(group_of[senders[u]] if u in senders else -1 for u in pulls),
+        pulled_by=tuple(tuple(sorted(pull_index[u] for u in pulls_by_download[d])) for d in downloads) if pulls else (),
     )
+
+
+def _pulled_uploads(whole: nx.DiGraph, nodes: list[Any], download: int) -> set[int]:
+    """The uploads the PS takes before it can send ``download``: those reached from it backwards
+    through the PS's own ops only (an embedding lookup's ids), not through the worker's."""
+    found: set[int] = set()
+    stack = [p for p in whole.predecessors(download) if nodes[p].kind == PS_COMPUTE]
+    seen = set(stack)
+    while stack:
+        node = stack.pop()
+        for p in whole.predecessors(node):
+            if nodes[p].kind == UPLOAD:
+                found.add(p)
+            elif nodes[p].kind == PS_COMPUTE and p not in seen:
+                seen.add(p)
+                stack.append(p)
+    return found
 
 
 def _busy_shares(nodes: list[Any], ops: list[int]) -> dict[int, float]:
@@ -117,8 +175,8 @@ def _busy_shares(nodes: list[Any], ops: list[int]) -> dict[int, float]:
 
 
 def fold_short_groups(schedule: GraphSchedule, min_compute_s: float) -> GraphSchedule:
-    """``schedule`` with every group shorter than ``min_compute_s`` that sends no gradient folded
-    into the groups after it, and for each group left, the index it had in ``schedule``.
+    """``schedule`` with every group shorter than ``min_compute_s`` that sends nothing (no
+    gradient, no tensor the PS pulls) folded into the groups after it.
 
     Why: each group of the twin is one call of a Python function from TensorFlow's executor,
     which costs a call whatever the group computes (about 0.1 ms, on this machine's slower days
@@ -133,7 +191,7 @@ def fold_short_groups(schedule: GraphSchedule, min_compute_s: float) -> GraphSch
     if not min_compute_s >= 0.0:
         raise ValueError(f"min_compute_s must be at least 0, got {min_compute_s}")
     count = len(schedule.group_compute_s)
-    senders = set(schedule.release_group)
+    senders = set(schedule.release_group) | set(schedule.pull_group)  # both must end where their op does
     inputs = [set(i) for i in schedule.group_inputs]
     gated_by: list[set[int]] = [set() for _ in range(count)]  # group -> the tensors it waits for
     for tensor, groups in enumerate(schedule.gates):
@@ -175,6 +233,9 @@ def fold_short_groups(schedule: GraphSchedule, min_compute_s: float) -> GraphSch
         group_inputs=tuple(tuple(sorted(index[i] for i in inputs[g])) for g in kept),
         group_compute_s=tuple(compute[g] for g in kept),
         release_group=tuple(index[g] if g >= 0 else -1 for g in schedule.release_group),
+        pull_bytes=schedule.pull_bytes,
+        pull_group=tuple(index[g] if g >= 0 else -1 for g in schedule.pull_group),
+        pulled_by=schedule.pulled_by,
     )
 
 

@@ -51,11 +51,14 @@ def _wait(seconds: float):
     return run
 
 
+def _parameter_variables(tensor_bytes: Sequence[int]) -> list[tf.Variable]:
+    return [v1.get_variable(f"tensor_{index}", [tensor_elements(size)], initializer=v1.ones_initializer())
+            for index, size in enumerate(tensor_bytes)]
+
+
 def _parameter_reads(tensor_bytes: Sequence[int]) -> list[tf.Tensor]:
-    variables = [v1.get_variable(f"tensor_{index}", [tensor_elements(size)], initializer=v1.ones_initializer())
-                 for index, size in enumerate(tensor_bytes)]
     # One read per variable and step: each use of a variable would otherwise read (and send) it again.
-    return [tf.identity(variable) for variable in variables]
+    return [tf.identity(variable) for variable in _parameter_variables(tensor_bytes)]
 
 
 def _gradient_term(read: tf.Tensor, factor: tf.Tensor) -> tf.Tensor:
@@ -80,13 +83,18 @@ def build_twin_probe_loss(tensor_bytes: Sequence[int], gate_stage: Sequence[int]
 
 def build_graph_twin_probe_loss(tensor_bytes: Sequence[int], gates: Sequence[Sequence[int]],
                                 group_inputs: Sequence[Sequence[int]], group_compute_s: Sequence[float],
-                                release_group: Sequence[int], compute_threads: int = 1) -> tf.Tensor:
+                                release_group: Sequence[int], compute_threads: int = 1,
+                                pull_bytes: Sequence[int] = (), pull_group: Sequence[int] = (),
+                                pulled_by: Sequence[Sequence[int]] = ()) -> tf.Tensor:
     """The loss of the model's twin in the step graph's shape
     (``tracetool.measure.probe_graph_schedule.GraphSchedule``): group ``g`` computes
     ``group_compute_s[g]`` once the groups ``group_inputs[g]`` are done and the tensors gated on
     it have arrived, so that TensorFlow's executor runs the groups in any order their inputs
     allow, as it runs the model's ops; tensor ``i``'s gradient leaves once group
-    ``release_group[i]`` is done (-1: every group).
+    ``release_group[i]`` is done (-1: every group). Tensor ``i`` leaves the PS only once the PS
+    has taken the worker tensors ``pulled_by[i]`` of ``pull_bytes``, each made once group
+    ``pull_group[p]`` is done (-1: at the step's start), as an embedding lookup's rows wait for
+    the batch's ids.
 
     Each group is a call of a Python function, which costs TensorFlow's executor a call whatever
     it waits: that cost, measured here before the graph is built, is taken from every group's
@@ -107,21 +115,43 @@ def build_graph_twin_probe_loss(tensor_bytes: Sequence[int], gates: Sequence[Seq
     call_s = measured_call_cost_s()
     schedule = fold_short_groups(GraphSchedule(tuple(tensor_bytes), tuple(map(tuple, gates)),
                                                tuple(map(tuple, group_inputs)), tuple(group_compute_s),
-                                               tuple(release_group)), call_s)
-    reads = _parameter_reads(tensor_bytes)
-    gated: list[list[tf.Tensor]] = [[] for _ in schedule.group_compute_s]
-    for read, groups in zip(reads, schedule.gates, strict=True):
-        for g in groups:
-            gated[g].append(read[0])
+                                               tuple(release_group), tuple(pull_bytes), tuple(pull_group),
+                                               tuple(map(tuple, pulled_by))), call_s)
+    variables = _parameter_variables(tensor_bytes)
     done: list[tf.Tensor] = []
+    pulled: dict[int, tf.Tensor] = {}
+    reads: dict[int, tf.Tensor] = {}
+
+    def pull(p: int) -> tf.Tensor:
+        if p not in pulled:
+            g = schedule.pull_group[p]
+            if g >= len(done):
+                raise ValueError(f"pulled tensor {p} is made by group {g}, after a group that waits for it")
+            # zeros the PS cannot know before the group is done, so nothing folds them away
+            made = done[g] if g >= 0 else tf.random.uniform([])
+            pulled[p] = tf.fill([tensor_elements(schedule.pull_bytes[p])], 0.0 * made)
+        return pulled[p]
+
+    def read(i: int) -> tf.Tensor:
+        if i not in reads:
+            pulls = [pull(p) for p in schedule.pulls_of(i)]
+            if not pulls:
+                reads[i] = tf.identity(variables[i])
+            else:
+                with tf.device(variables[i].device):  # on the PS: the pulled tensors go up first
+                    taken = tf.add_n([tf.reduce_sum(t) for t in pulls])
+                    reads[i] = tf.identity(variables[i]) + tf.stop_gradient(taken)
+        return reads[i]
+
     cores = threading.BoundedSemaphore(compute_threads)
     for g, compute_s in enumerate(schedule.group_compute_s):
-        inputs = [done[i] for i in schedule.group_inputs[g]] + ([tf.add_n(gated[g])] if gated[g] else [])
+        gated = [read(i)[0] for i, groups in enumerate(schedule.gates) if g in groups]
+        inputs = [done[i] for i in schedule.group_inputs[g]] + ([tf.add_n(gated)] if gated else [])
         wait = _wait_precisely(max(0.0, compute_s - call_s), cores)
         done.append(tf.reshape(tf.numpy_function(wait, inputs, tf.float32, stateful=True), []))
     every_group = tf.add_n(done)
-    terms = [_gradient_term(read, done[g] if g >= 0 else every_group)
-             for read, g in zip(reads, schedule.release_group, strict=True)]
+    terms = [_gradient_term(read(i), done[g] if g >= 0 else every_group)
+             for i, g in enumerate(schedule.release_group)]
     # groups no gradient waits for still run every step, as the model's ops do
     return tf.add_n(terms) + 0.0 * tf.stop_gradient(every_group)
 

@@ -113,10 +113,11 @@ def _first_compute_use(node_id: int, consumers: dict[int, list[int]], nodes: lis
     return min(starts) if starts else None
 
 
-def release_order(graph: Any, downloads: list[int]) -> list[int | None]:
-    """The upload that carries each download tensor's gradient: the profile's uploads, matched to
-    tensors of the same size in the order they started (any tensor of a size is the same to the
-    link); None for a tensor no upload matches (a resource handle, a sparse update's other shape)."""
+def release_order(graph: Any, downloads: list[int], skip: frozenset[int] = frozenset()) -> list[int | None]:
+    """The upload that carries each download tensor's gradient: the profile's uploads but
+    ``skip``, matched to tensors of the same size in the order they started (any tensor of a size
+    is the same to the link); None for a tensor no upload matches (a resource handle, a sparse
+    update's other shape)."""
     uploads = sorted((graph.nodes[i].start_offset_us, i) for i in graph.node_ids_of_kind("upload"))
     if not uploads:
         raise ToolError("the step graph has no uploads, so the probe has no gradients to send; "
@@ -127,7 +128,7 @@ def release_order(graph: Any, downloads: list[int]) -> list[int | None]:
     matched: list[int | None] = [None] * len(downloads)
     for _, upload in uploads:
         size = graph.nodes[upload].bytes
-        if waiting.get(size):
+        if upload not in skip and waiting.get(size):
             matched[waiting[size].pop(0)] = upload
     return matched
 

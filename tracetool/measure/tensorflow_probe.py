@@ -89,10 +89,25 @@ def graph_twin_probe_model_source(model: str, schedule: GraphSchedule, compute_s
             f"RELEASE_GROUP = [\n{_rows(list(schedule.release_group))}]\n"
             f"COMPUTE_S = {compute_s!r}\n"
             "# the model's inter-op threads: at most this many groups wait at once\n"
-            f"COMPUTE_THREADS = {compute_threads!r}\n\n\n"
+            f"COMPUTE_THREADS = {compute_threads!r}\n"
+            + _pulls_source(schedule) + "\n\n"
             "def build(batch_size: int):\n"
             "    return build_graph_twin_probe_loss(TENSOR_BYTES, GATES, GROUP_INPUTS, GROUP_COMPUTE_S,\n"
-            "                                       RELEASE_GROUP, COMPUTE_THREADS)\n")
+            "                                       RELEASE_GROUP, COMPUTE_THREADS"
+            + (",\n                                       PULL_BYTES, PULL_GROUP, PULLED_BY)\n"
+               if schedule.pull_bytes else ")\n"))
+
+
+def _pulls_source(schedule: GraphSchedule) -> str:
+    """The lines naming what the PS takes from the worker before it sends a tensor; none for a
+    step whose downloads wait for no upload, as most do."""
+    if not schedule.pull_bytes:
+        return ""
+    return ("# per worker tensor the PS takes before it sends some: its size and the group after which\n"
+            "# it is made (-1: at the step's start); per tensor: the worker tensors it waits for\n"
+            f"PULL_BYTES = [\n{_rows(list(schedule.pull_bytes))}]\n"
+            f"PULL_GROUP = [\n{_rows(list(schedule.pull_group))}]\n"
+            f"PULLED_BY = [\n{_rows([list(p) for p in schedule.pulled_by], per_row=8)}]\n")
 
 
 def _rows(values: list[Any], per_row: int = 10) -> str:
