@@ -16,6 +16,7 @@ from tests.conftest import REPO_ROOT, needs_root
 from tracetool.cli import build_parser
 from tracetool.errors import ToolError
 from tracetool.measure.validate import (
+    link_latency_note,
     machine_mismatch,
     shaped_queue_s,
     standing_queue_delay_s,
@@ -170,9 +171,16 @@ def test_standing_queue_delay_is_the_shaped_queue_time():
 
 
 def test_a_deep_buffer_adds_no_more_than_the_cap():
-    """A 100 ms buffer delays a lone worker's transfers by a few ms, not by its depth."""
+    """A 100 ms buffer delays a lone worker's transfers by a few ms, not by its depth, and validate
+    says the latency was capped; a 5 ms buffer's is its own; an unshaped run says nothing."""
     deep = {"bandwidth_bps": 25e6, "shaping": {"queue_latency_ms": 100, "queue_limit_bytes": 328_884}}
     assert standing_queue_delay_s(deep) == pytest.approx(QUEUE_WAIT_CAP_S)
+    assert link_latency_note(standing_queue_delay_s(deep), shaped_queue_s(deep)) == \
+        " (link latency: 5.0 ms of shaped queue, the cap; the link queues up to 100 ms)"
+    shallow = {"bandwidth_bps": 25e6, "shaping": {"queue_latency_ms": 5, "queue_limit_bytes": 48_000}}
+    assert link_latency_note(standing_queue_delay_s(shallow), shaped_queue_s(shallow)) == \
+        " (link latency: 5.0 ms of shaped queue)"
+    assert link_latency_note(0.0, None) == ""
     assert QUEUE_WAIT_CAP_S == pytest.approx(0.005)
 
 

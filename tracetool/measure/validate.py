@@ -453,6 +453,16 @@ def standing_queue_delay_s(measured: dict[str, Any]) -> float:
     return 0.0 if queue_s is None else queue_wait_s(queue_s)
 
 
+def link_latency_note(queue_delay_s: float, shaped_s: float | None) -> str:
+    """What validate says of the latency the replay takes from the shaped queue, and that a deeper
+    buffer was capped (``standing_queue_delay_s``), so a 100 ms buffer's 5 ms reads as meant."""
+    if not queue_delay_s:
+        return ""
+    capped = (f", the cap; the link queues up to {shaped_s * 1e3:.0f} ms"
+              if shaped_s is not None and shaped_s > queue_delay_s + 1e-6 else "")
+    return f" (link latency: {queue_delay_s * 1e3:.1f} ms of shaped queue{capped})"
+
+
 def measured_request_queue_s(m: MeasureRequest, say: Any) -> float:
     """``replay.engine.link.LinkConfig.request_queue_s`` of the shaped link, measured: the
     network probe's round trips while another worker uploads (``probe_upload_queue_s``, some
@@ -759,8 +769,7 @@ def _validate_into(request: ValidateRequest, measured_file: dict[str, Any] | Non
         by_workers = tuple(sorted((int(n), e) for n, e in link_fit.get("contention_by_workers", {}).items()))
         reverse_by_workers = tuple(sorted((int(n), float(d), float(u))
                                           for n, (d, u) in link_fit.get("reverse_by_workers", {}).items()))
-    say("predicting with the replay engine" + (f" (link latency: {queue_delay_s * 1e3:.1f} ms of shaped queue)"
-                                                 if queue_delay_s else "")
+    say("predicting with the replay engine" + link_latency_note(queue_delay_s, shaped_queue_s(measured))
         + (f"; the workers' compute shares the runs' {discipline['shared_cores']} cores"
            if discipline.get("shared_cores") else "")
         + (f"; the shaper's {burst_bytes / 1024:.0f} KiB bucket passes at once after idle" if burst_bytes else ""))
