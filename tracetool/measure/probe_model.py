@@ -143,9 +143,13 @@ def build_graph_twin_probe_loss(tensor_bytes: Sequence[int], gates: Sequence[Seq
                     reads[i] = tf.identity(variables[i]) + tf.stop_gradient(taken)
         return reads[i]
 
+    gated_by: list[list[int]] = [[] for _ in schedule.group_compute_s]  # group -> the tensors it waits for
+    for tensor, groups in enumerate(schedule.gates):
+        for g in groups:
+            gated_by[g].append(tensor)
     cores = threading.BoundedSemaphore(compute_threads)
     for g, compute_s in enumerate(schedule.group_compute_s):
-        gated = [read(i)[0] for i, groups in enumerate(schedule.gates) if g in groups]
+        gated = [read(i)[0] for i in gated_by[g]]
         inputs = [done[i] for i in schedule.group_inputs[g]] + ([tf.add_n(gated)] if gated else [])
         wait = _wait_precisely(max(0.0, compute_s - call_s), cores)
         done.append(tf.reshape(tf.numpy_function(wait, inputs, tf.float32, stateful=True), []))
