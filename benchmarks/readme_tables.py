@@ -22,8 +22,8 @@ import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-NEWEST_FIRST = "graph-twin-gap-rule,graph-twin,graph-twin-threads-fresh,settled-here,settled-twin-probe,settled"
-GRAPH_TWIN = "graph-twin-gap-rule,graph-twin,graph-twin-threads-fresh"
+NEWEST_FIRST = "graph-twin-pulls,graph-twin-gap-rule,graph-twin,graph-twin-threads-fresh,settled-here,settled-twin-probe,settled"
+GRAPH_TWIN = "graph-twin-pulls,graph-twin-gap-rule,graph-twin,graph-twin-threads-fresh"
 ENVIRONMENTS = {"cubic-5ms": "CUBIC, 5 ms buffer", "cubic-100ms": "CUBIC, 100 ms buffer",
                 "bbr-100ms": "BBR, 100 ms buffer"}
 POINT_ENVIRONMENTS = {"cubic-5ms": "CUBIC 5 ms", "cubic-100ms": "CUBIC 100 ms", "bbr-100ms": "BBR 100 ms"}
