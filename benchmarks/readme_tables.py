@@ -22,8 +22,8 @@ import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-NEWEST_FIRST = "graph-twin-pulls,graph-twin-gap-rule,graph-twin,graph-twin-threads-fresh,settled-here,settled-twin-probe,settled"
 GRAPH_TWIN = "graph-twin-pulls,graph-twin-gap-rule,graph-twin,graph-twin-threads-fresh"
+NEWEST_FIRST = GRAPH_TWIN + ",settled-here,settled-twin-probe,settled"
 ENVIRONMENTS = {"cubic-5ms": "CUBIC, 5 ms buffer", "cubic-100ms": "CUBIC, 100 ms buffer",
                 "bbr-100ms": "BBR, 100 ms buffer"}
 POINT_ENVIRONMENTS = {"cubic-5ms": "CUBIC 5 ms", "cubic-100ms": "CUBIC 100 ms", "bbr-100ms": "BBR 100 ms"}
@@ -111,12 +111,10 @@ def rewritten(readme: str, root: Path) -> str:
     graph_points = len(points) - 2
     totals = graph_twin_totals(root)
     environments = environment_table(root)
-    all_points = next(int(cells(row)[1].split()[0]) for row in environments[2:] if cells(row)[0] == "all")
     text = replace_block(readme, "environments", environments)
     text = replace_block(text, "graph-twin-points", points)
     text = replace_count(text, "graph-twin-points", NUMBER_WORDS[graph_points])
     text = replace_count(text, "graph-twin-points-capital", NUMBER_WORDS[graph_points].capitalize())
-    text = replace_count(text, "other-points", str(all_points - graph_points))
     return replace_count(text, "graph-twin-totals", totals)
 
 
