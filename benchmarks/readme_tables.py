@@ -22,7 +22,7 @@ import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-GRAPH_TWIN = "graph-twin-pulls,graph-twin-gap-rule,graph-twin,graph-twin-threads-fresh"
+GRAPH_TWIN = "graph-twin-again,graph-twin-pulls,graph-twin-gap-rule,graph-twin,graph-twin-threads-fresh"
 NEWEST_FIRST = GRAPH_TWIN + ",settled-here,settled-twin-probe,settled"
 ENVIRONMENTS = {"cubic-5ms": "CUBIC, 5 ms buffer", "cubic-100ms": "CUBIC, 100 ms buffer",
                 "bbr-100ms": "BBR, 100 ms buffer"}
